@@ -1,0 +1,20 @@
+# The compiler's dependencies. Only the compiler side includes this file; the runtime needs none.
+
+# MLIR 19: the version file wants major.minor.
+find_package(MLIR 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/mlir)
+list(APPEND CMAKE_MODULE_PATH "${MLIR_CMAKE_DIR}" "${LLVM_CMAKE_DIR}")
+include(TableGen)
+include(AddLLVM)
+include(AddMLIR)
+message(STATUS "kime: MLIR ${LLVM_PACKAGE_VERSION} from ${MLIR_CMAKE_DIR}")
+
+find_package(nlohmann_json 3 REQUIRED)
+find_package(Threads REQUIRED)
+
+# One interface target for everything that uses MLIR: the shared MLIR and LLVM libraries
+# (never mix them with static ones), and MLIR's headers as system headers so their warnings
+# stay out of ours.
+add_library(kime_mlir INTERFACE)
+target_include_directories(kime_mlir SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
+target_link_libraries(kime_mlir INTERFACE MLIR LLVM)
+target_compile_definitions(kime_mlir INTERFACE ${LLVM_DEFINITIONS})

@@ -1,0 +1,103 @@
+// The Graph: kime's input format (docs/graph-format.md), as C++ values.
+//
+// A Graph reads the seed's batch (ids, cu, markers, mcu, qtype), declares its weights by name,
+// shape and dtype, and lists nodes in an order where every operand is defined before it is used.
+// Values share one namespace: the five inputs, the weights, and the nodes (a node's value is
+// named after the node).
+#ifndef KIME_GRAPH_GRAPH_H
+#define KIME_GRAPH_GRAPH_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kime/Shapes/KimeShapes.h"
+
+namespace kime {
+
+enum class OpKind {
+  GatherRows, ExpandSeqs, Positions, Add, Mul, Silu, Gelu, RmsNorm, LayerNorm, Linear, Rope,
+  Attention, GatherMarkers, FirstRows, Squeeze,
+};
+
+// What the format says about one op: its JSON name, its operand fields in order (some optional)
+// and its attribute fields.
+struct OpSpec {
+  struct Operand {
+    const char* field;
+    bool optional;
+  };
+  struct Attr {
+    const char* field;
+    bool integer;
+  };
+  OpKind kind;
+  const char* name;
+  std::vector<Operand> operands;
+  std::vector<Attr> attrs;
+};
+
+const std::vector<OpSpec>& opSpecs();
+const OpSpec& opSpec(OpKind kind);
+const OpSpec* findOpSpec(const std::string& name);
+
+struct Node {
+  OpKind kind;
+  std::string name;
+  std::vector<std::string> operands;  // in OpSpec order; "" for an absent optional operand
+  std::vector<double> attrs;          // in OpSpec order
+
+  bool operator==(const Node& o) const {
+    return kind == o.kind && name == o.name && operands == o.operands && attrs == o.attrs;
+  }
+};
+
+struct WeightDecl {
+  std::string name;
+  std::vector<int64_t> shape;
+  shapes::DType dtype = shapes::DType::F32;
+
+  bool operator==(const WeightDecl& o) const {
+    return name == o.name && shape == o.shape && dtype == o.dtype;
+  }
+};
+
+struct Graph {
+  static constexpr int kFormat = 1;
+  std::string name;
+  int64_t vocab = 0;  // token ids must be below it
+  int64_t types = 0;  // question types must be below it
+  std::vector<WeightDecl> weights;
+  std::vector<Node> nodes;
+  std::string logits;  // the value that is output `logits` [M]
+  std::string act;     // the value that is output `act` [S, 2]
+
+  bool operator==(const Graph& o) const {
+    return name == o.name && vocab == o.vocab && types == o.types && weights == o.weights &&
+           nodes == o.nodes && logits == o.logits && act == o.act;
+  }
+};
+
+// The seed's batch as graph inputs, in order: name and shape.
+struct InputDecl {
+  const char* name;
+  shapes::Shape shape;
+};
+const std::vector<InputDecl>& graphInputs();
+
+// "node 12 (linear "layers.3.mlp.up")": how messages name a node.
+std::string describeNode(const Graph& g, size_t index);
+
+
+// Checks names, order, operand references, attributes and every node's shape rule; throws
+// CompileError naming the node and the field. Returns each node's result shape, by node index.
+std::vector<shapes::Shape> checkGraph(const Graph& g);
+
+// Reads and writes the JSON form. `source` names the input in messages (a file name).
+Graph parseGraphJson(const std::string& text, const std::string& source);
+Graph readGraphFile(const std::string& path);
+std::string writeGraphJson(const Graph& g);
+
+}  // namespace kime
+
+#endif  // KIME_GRAPH_GRAPH_H

@@ -1,0 +1,168 @@
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "Graph.h"
+#include "support/Diagnostic.h"
+
+namespace kime {
+
+using shapes::Inferred;
+using shapes::Shape;
+
+const std::vector<OpSpec>& opSpecs() {
+  static const std::vector<OpSpec> specs = {
+      {OpKind::GatherRows, "gather_rows", {{"table", false}, {"index", false}}, {}},
+      {OpKind::ExpandSeqs, "expand_seqs", {{"x", false}, {"cu", false}}, {}},
+      {OpKind::Positions, "positions", {{"cu", false}}, {}},
+      {OpKind::Add, "add", {{"lhs", false}, {"rhs", false}}, {}},
+      {OpKind::Mul, "mul", {{"lhs", false}, {"rhs", false}}, {}},
+      {OpKind::Silu, "silu", {{"x", false}}, {}},
+      {OpKind::Gelu, "gelu", {{"x", false}}, {}},
+      {OpKind::RmsNorm, "rms_norm", {{"x", false}, {"weight", false}}, {{"eps", false}}},
+      {OpKind::LayerNorm, "layer_norm", {{"x", false}, {"weight", false}, {"bias", false}},
+       {{"eps", false}}},
+      {OpKind::Linear, "linear", {{"x", false}, {"weight", false}, {"bias", true}}, {}},
+      {OpKind::Rope, "rope", {{"x", false}, {"pos", false}}, {{"heads", true}, {"theta", false}}},
+      {OpKind::Attention, "attention", {{"q", false}, {"k", false}, {"v", false}, {"cu", false}},
+       {{"heads", true}, {"kv_heads", true}, {"scale", false}}},
+      {OpKind::GatherMarkers, "gather_markers",
+       {{"x", false}, {"cu", false}, {"markers", false}, {"mcu", false}}, {}},
+      {OpKind::FirstRows, "first_rows", {{"x", false}, {"cu", false}}, {}},
+      {OpKind::Squeeze, "squeeze", {{"x", false}}, {}},
+  };
+  return specs;
+}
+
+const OpSpec& opSpec(OpKind kind) { return opSpecs()[static_cast<size_t>(kind)]; }
+
+const OpSpec* findOpSpec(const std::string& name) {
+  for (const OpSpec& s : opSpecs())
+    if (name == s.name) return &s;
+  return nullptr;
+}
+
+const std::vector<InputDecl>& graphInputs() {
+  static const std::vector<InputDecl> inputs = {
+      {"ids", shapes::idsShape()},         {"cu", shapes::cuShape()},
+      {"markers", shapes::markersShape()}, {"mcu", shapes::cuShape()},
+      {"qtype", shapes::qtypeShape()},
+  };
+  return inputs;
+}
+
+std::string describeNode(const Graph& g, size_t index) {
+  const Node& n = g.nodes[index];
+  return "node " + std::to_string(index) + " (" + opSpec(n.kind).name + " \"" + n.name + "\")";
+}
+
+// The rule of `n`'s op applied to its operands' shapes.
+static Inferred inferNode(const Node& n, const std::vector<const Shape*>& in) {
+  const auto& a = n.attrs;
+  switch (n.kind) {
+    case OpKind::GatherRows: return shapes::inferGatherRows(*in[0], *in[1]);
+    case OpKind::ExpandSeqs: return shapes::inferExpandSeqs(*in[0], *in[1]);
+    case OpKind::Positions: return shapes::inferPositions(*in[0]);
+    case OpKind::Add:
+    case OpKind::Mul: return shapes::inferElementwise(*in[0], *in[1]);
+    case OpKind::Silu:
+    case OpKind::Gelu: return shapes::inferUnary(*in[0]);
+    case OpKind::RmsNorm: return shapes::inferRmsNorm(*in[0], *in[1], a[0]);
+    case OpKind::LayerNorm: return shapes::inferLayerNorm(*in[0], *in[1], *in[2], a[0]);
+    case OpKind::Linear: return shapes::inferLinear(*in[0], *in[1], in[2]);
+    case OpKind::Rope:
+      return shapes::inferRope(*in[0], *in[1], static_cast<int64_t>(a[0]), a[1]);
+    case OpKind::Attention:
+      return shapes::inferAttention(*in[0], *in[1], *in[2], *in[3], static_cast<int64_t>(a[0]),
+                                    static_cast<int64_t>(a[1]), a[2]);
+    case OpKind::GatherMarkers:
+      return shapes::inferGatherMarkers(*in[0], *in[1], *in[2], *in[3]);
+    case OpKind::FirstRows: return shapes::inferFirstRows(*in[0], *in[1]);
+    case OpKind::Squeeze: return shapes::inferSqueeze(*in[0]);
+  }
+  return Inferred::fail("unknown op");
+}
+
+static Shape weightShape(const WeightDecl& w) {
+  Shape s;
+  for (int64_t d : w.shape) s.dims.push_back(shapes::Dim::fixed(d));
+  s.dtype = w.dtype;
+  return s;
+}
+
+std::vector<Shape> checkGraph(const Graph& g) {
+  auto fail = [](const std::string& m) { throw CompileError(m); };
+  if (g.vocab <= 0) fail("vocab must be positive, not " + std::to_string(g.vocab));
+  if (g.types <= 0) fail("types must be positive, not " + std::to_string(g.types));
+
+  std::map<std::string, Shape> values;
+  std::set<std::string> unusedWeights;
+  for (const InputDecl& in : graphInputs()) values.emplace(in.name, in.shape);
+  for (size_t i = 0; i < g.weights.size(); ++i) {
+    const WeightDecl& w = g.weights[i];
+    std::string where = "weight " + std::to_string(i) + " (\"" + w.name + "\")";
+    if (w.name.empty()) fail("weight " + std::to_string(i) + " has no name");
+    if (!shapes::isFloat(w.dtype)) fail(where + ": dtype must be f32, f16 or bf16");
+    if (w.shape.empty()) fail(where + ": shape must have at least one dimension");
+    for (int64_t d : w.shape)
+      if (d <= 0) fail(where + ": sizes must be positive, not " + std::to_string(d));
+    if (!values.emplace(w.name, weightShape(w)).second)
+      fail(where + ": the name \"" + w.name + "\" is already taken");
+    unusedWeights.insert(w.name);
+  }
+
+  std::vector<Shape> result;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    const OpSpec& spec = opSpec(n.kind);
+    std::string where = describeNode(g, i);
+    if (n.name.empty()) fail("node " + std::to_string(i) + " (" + spec.name + "): no name");
+    if (values.count(n.name)) fail(where + ": the name \"" + n.name + "\" is already taken");
+    std::vector<const Shape*> in;
+    for (size_t k = 0; k < spec.operands.size(); ++k) {
+      const std::string& ref = n.operands.at(k);
+      if (ref.empty()) {
+        if (!spec.operands[k].optional)
+          fail(where + ": operand \"" + spec.operands[k].field + "\" is missing");
+        in.push_back(nullptr);
+        continue;
+      }
+      auto it = values.find(ref);
+      if (it == values.end())
+        fail(where + ": operand \"" + spec.operands[k].field + "\" names \"" + ref +
+             "\", which is not an input, a weight or an earlier node");
+      unusedWeights.erase(ref);
+      in.push_back(&it->second);
+    }
+    for (size_t k = 0; k < spec.attrs.size(); ++k) {
+      double v = n.attrs.at(k);
+      if (!std::isfinite(v)) fail(where + ": \"" + spec.attrs[k].field + "\" must be finite");
+      if (spec.attrs[k].integer && (v != std::floor(v) || std::fabs(v) > 1e9))
+        fail(where + ": \"" + spec.attrs[k].field + "\" must be an integer, not " +
+             std::to_string(v));
+    }
+    Inferred r = inferNode(n, in);
+    if (!r.ok()) fail(where + ": " + r.error);
+    values.emplace(n.name, r.shape);
+    result.push_back(r.shape);
+  }
+
+  auto output = [&](const char* what, const std::string& ref, const Shape& want) {
+    if (ref.empty()) fail(std::string("output \"") + what + "\" is missing");
+    auto it = values.find(ref);
+    if (it == values.end())
+      fail(std::string("output \"") + what + "\" names \"" + ref + "\", which is not a value");
+    if (!(it->second == want))
+      fail(std::string("output \"") + what + "\" must be " + shapes::str(want.dims) + " " +
+           shapes::str(want.dtype) + ", but \"" + ref + "\" is " + shapes::str(it->second.dims) +
+           " " + shapes::str(it->second.dtype));
+  };
+  output("logits", g.logits, {{shapes::Dim::symbol(shapes::Sym::M)}, shapes::DType::F32});
+  output("act", g.act,
+         {{shapes::Dim::symbol(shapes::Sym::S), shapes::Dim::fixed(2)}, shapes::DType::F32});
+  if (!unusedWeights.empty())
+    fail("weight \"" + *unusedWeights.begin() + "\" is declared but no node reads it");
+  return result;
+}
+
+}  // namespace kime

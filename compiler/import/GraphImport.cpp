@@ -1,0 +1,128 @@
+#include "GraphImport.h"
+
+#include <map>
+
+#include "kime/IR/KimeDialect.h"
+#include "mlir/IR/Builders.h"
+#include "support/Diagnostic.h"
+
+namespace kime {
+
+using namespace mlir;
+
+static constexpr const char* kVocabAttr = "kime.vocab";
+static constexpr const char* kTypesAttr = "kime.types";
+
+void loadKimeDialects(MLIRContext& ctx) {
+  ctx.loadDialect<mlir::kime::KimeDialect, func::FuncDialect>();
+}
+
+OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const Graph& g) {
+  loadKimeDialects(ctx);
+  std::vector<shapes::Shape> results = checkGraph(g);
+  OpBuilder b(&ctx);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  auto typeOf = [&](const shapes::Shape& s) { return mlir::kime::KimeTensorType::fromShape(&ctx, s); };
+  SmallVector<Type> inputs;
+  for (const InputDecl& in : graphInputs()) inputs.push_back(typeOf(in.shape));
+  SmallVector<Type> outputs = {
+      typeOf({{shapes::Dim::symbol(shapes::Sym::M)}, shapes::DType::F32}),
+      typeOf({{shapes::Dim::symbol(shapes::Sym::S), shapes::Dim::fixed(2)}, shapes::DType::F32})};
+  auto fn = b.create<func::FuncOp>(loc, g.name, b.getFunctionType(inputs, outputs));
+  fn->setAttr(kVocabAttr, b.getI64IntegerAttr(g.vocab));
+  fn->setAttr(kTypesAttr, b.getI64IntegerAttr(g.types));
+  Block* body = fn.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+
+  std::map<std::string, Value> values;
+  for (size_t i = 0; i < graphInputs().size(); ++i) values[graphInputs()[i].name] = body->getArgument(i);
+  for (const WeightDecl& w : g.weights) {
+    shapes::Shape s{{}, w.dtype};
+    for (int64_t d : w.shape) s.dims.push_back(shapes::Dim::fixed(d));
+    values[w.name] = b.create<mlir::kime::WeightOp>(loc, typeOf(s), w.name);
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    const OpSpec& spec = opSpec(n.kind);
+    OperationState st(loc, std::string("kime.") + spec.name);
+    st.addAttribute("node", b.getStringAttr(n.name));
+    for (const std::string& ref : n.operands)
+      if (!ref.empty()) st.addOperands(values.at(ref));
+    for (size_t k = 0; k < spec.attrs.size(); ++k)
+      st.addAttribute(spec.attrs[k].field, spec.attrs[k].integer
+                                               ? Attribute(b.getI64IntegerAttr(int64_t(n.attrs[k])))
+                                               : Attribute(b.getF64FloatAttr(n.attrs[k])));
+    st.addTypes(typeOf(results[i]));
+    values[n.name] = b.create(st)->getResult(0);
+  }
+  b.create<func::ReturnOp>(loc, ValueRange{values.at(g.logits), values.at(g.act)});
+  if (failed(module->verify()))
+    throw CompileError("internal error: the imported graph \"" + g.name + "\" does not verify");
+  return module;
+}
+
+Graph exportGraph(ModuleOp module) {
+  func::FuncOp fn;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (!f->hasAttr(kVocabAttr)) continue;
+    if (fn) throw CompileError("the module holds more than one graph function");
+    fn = f;
+  }
+  if (!fn) throw CompileError("the module holds no graph function (a func.func with kime.vocab)");
+  if (!fn.getBody().hasOneBlock())
+    throw CompileError("graph function @" + fn.getSymName().str() + " must have one block");
+  auto intAttr = [&](const char* name) -> int64_t {
+    auto a = fn->getAttrOfType<IntegerAttr>(name);
+    if (!a) throw CompileError(std::string("graph function needs an integer ") + name);
+    return a.getInt();
+  };
+  Graph g;
+  g.name = fn.getSymName().str();
+  g.vocab = intAttr(kVocabAttr);
+  g.types = intAttr(kTypesAttr);
+  if (fn.getNumArguments() != graphInputs().size())
+    throw CompileError("graph function must take the seed's five batch inputs");
+
+  DenseMap<Value, std::string> names;
+  for (size_t i = 0; i < graphInputs().size(); ++i) names[fn.getArgument(i)] = graphInputs()[i].name;
+  for (Operation& op : fn.getBody().front()) {
+    if (auto w = dyn_cast<mlir::kime::WeightOp>(op)) {
+      shapes::Shape s = cast<mlir::kime::KimeTensorType>(w.getType()).toShape();
+      WeightDecl d{w.getNode().str(), {}, s.dtype};
+      for (const shapes::Dim& dim : s.dims) d.shape.push_back(dim.value);
+      g.weights.push_back(d);
+      names[w.getResult()] = d.name;
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (ret.getNumOperands() != 2) throw CompileError("graph function must return logits and act");
+      g.logits = names.lookup(ret.getOperand(0));
+      g.act = names.lookup(ret.getOperand(1));
+      continue;
+    }
+    StringRef opName = op.getName().getStringRef();
+    const OpSpec* spec = opName.consume_front("kime.") ? findOpSpec(opName.str()) : nullptr;
+    if (!spec) throw CompileError("op " + op.getName().getStringRef().str() + " is not a Graph op");
+    Node n{spec->kind, op.getAttrOfType<StringAttr>("node").str(), {}, {}};
+    unsigned next = 0;
+    for (size_t k = 0; k < spec->operands.size(); ++k) {
+      // Only the last operand is ever optional, so running out of operands means it is absent.
+      n.operands.push_back(next < op.getNumOperands() ? names.lookup(op.getOperand(next++)) : "");
+    }
+    for (const OpSpec::Attr& a : spec->attrs) {
+      Attribute attr = op.getAttr(a.field);
+      if (auto i = dyn_cast_or_null<IntegerAttr>(attr)) n.attrs.push_back(double(i.getInt()));
+      else if (auto f = dyn_cast_or_null<FloatAttr>(attr)) n.attrs.push_back(f.getValueAsDouble());
+      else throw CompileError("op " + opName.str() + " \"" + n.name + "\" lacks " + a.field);
+    }
+    names[op.getResult(0)] = n.name;
+    g.nodes.push_back(std::move(n));
+  }
+  checkGraph(g);
+  return g;
+}
+
+}  // namespace kime

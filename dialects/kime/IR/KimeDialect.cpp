@@ -1,0 +1,179 @@
+#include "kime/IR/KimeDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::kime;
+namespace shapes = ::kime::shapes;
+
+#include "kime/IR/KimeDialect.cpp.inc"
+
+void KimeDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "kime/IR/KimeTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kime/IR/KimeOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+Type mlir::kime::elementTypeOf(MLIRContext* ctx, shapes::DType t) {
+  switch (t) {
+    case shapes::DType::F32: return Float32Type::get(ctx);
+    case shapes::DType::F16: return Float16Type::get(ctx);
+    case shapes::DType::BF16: return BFloat16Type::get(ctx);
+    case shapes::DType::U32: return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+    case shapes::DType::U8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  }
+  return {};
+}
+
+std::optional<shapes::DType> mlir::kime::dtypeOf(Type t) {
+  if (t.isF32()) return shapes::DType::F32;
+  if (t.isF16()) return shapes::DType::F16;
+  if (t.isBF16()) return shapes::DType::BF16;
+  if (t.isUnsignedInteger(32)) return shapes::DType::U32;
+  if (t.isUnsignedInteger(8)) return shapes::DType::U8;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// !kime.tensor<[T, 256], f32>
+//===----------------------------------------------------------------------===//
+
+shapes::Shape KimeTensorType::toShape() const {
+  return {std::vector<shapes::Dim>(getDims().begin(), getDims().end()), *dtypeOf(getElementType())};
+}
+
+KimeTensorType KimeTensorType::fromShape(MLIRContext* ctx, const shapes::Shape& s) {
+  return KimeTensorType::get(ctx, s.dims, elementTypeOf(ctx, s.dtype));
+}
+
+LogicalResult KimeTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<shapes::Dim> dims, Type elementType) {
+  if (!dtypeOf(elementType))
+    return emitError() << "element type must be f32, f16, bf16, ui32 or ui8, not " << elementType;
+  for (const shapes::Dim& d : dims) {
+    if (d.isStatic() && d.value <= 0)
+      return emitError() << "sizes must be positive, not " << d.value;
+    if (!d.isStatic() && d.value < 0) return emitError() << "a symbol's offset must be >= 0";
+  }
+  return success();
+}
+
+static ParseResult parseDim(AsmParser& p, shapes::Dim& d) {
+  int64_t n;
+  OptionalParseResult num = p.parseOptionalInteger(n);
+  if (num.has_value()) {
+    if (failed(*num)) return failure();
+    d = shapes::Dim::fixed(n);
+    return success();
+  }
+  StringRef sym;
+  SMLoc loc = p.getCurrentLocation();
+  if (p.parseKeyword(&sym)) return failure();
+  if (sym == "T") d = shapes::Dim::symbol(shapes::Sym::T);
+  else if (sym == "S") d = shapes::Dim::symbol(shapes::Sym::S);
+  else if (sym == "M") d = shapes::Dim::symbol(shapes::Sym::M);
+  else return p.emitError(loc, "expected a size or one of T, S, M, not '") << sym << "'";
+  if (succeeded(p.parseOptionalPlus()) && p.parseInteger(d.value)) return failure();
+  if (succeeded(p.parseOptionalLess())) {
+    if (p.parseEqual() || p.parseInteger(d.bound)) return failure();
+  }
+  return success();
+}
+
+Type KimeTensorType::parse(AsmParser& p) {
+  SmallVector<shapes::Dim> dims;
+  Type element;
+  if (p.parseLess() ||
+      p.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                [&] { return parseDim(p, dims.emplace_back()); }) ||
+      p.parseComma() || p.parseType(element) || p.parseGreater())
+    return {};
+  return KimeTensorType::getChecked([&] { return p.emitError(p.getNameLoc()); }, p.getContext(), dims,
+                                element);
+}
+
+void KimeTensorType::print(AsmPrinter& p) const {
+  p << "<" << shapes::str(std::vector<shapes::Dim>(getDims().begin(), getDims().end())) << ", "
+    << getElementType() << ">";
+}
+
+#define GET_TYPEDEF_CLASSES
+#include "kime/IR/KimeTypes.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Verifiers: each one applies the op's shape rule and compares the result type.
+//===----------------------------------------------------------------------===//
+
+static shapes::Shape shapeOf(Value v) { return cast<KimeTensorType>(v.getType()).toShape(); }
+
+static LogicalResult check(Operation* op, const shapes::Inferred& r) {
+  if (!r.ok()) return op->emitOpError(r.error);
+  shapes::Shape got = shapeOf(op->getResult(0));
+  if (!(got == r.shape))
+    return op->emitOpError("result must be ")
+           << shapes::str(r.shape.dims) << " " << shapes::str(r.shape.dtype) << ", not "
+           << shapes::str(got.dims) << " " << shapes::str(got.dtype);
+  return success();
+}
+
+LogicalResult WeightOp::verify() { return check(*this, shapes::inferWeight(shapeOf(getResult()))); }
+LogicalResult GatherRowsOp::verify() {
+  return check(*this, shapes::inferGatherRows(shapeOf(getTable()), shapeOf(getIndex())));
+}
+LogicalResult ExpandSeqsOp::verify() {
+  return check(*this, shapes::inferExpandSeqs(shapeOf(getX()), shapeOf(getCu())));
+}
+LogicalResult PositionsOp::verify() { return check(*this, shapes::inferPositions(shapeOf(getCu()))); }
+LogicalResult AddOp::verify() {
+  return check(*this, shapes::inferElementwise(shapeOf(getLhs()), shapeOf(getRhs())));
+}
+LogicalResult MulOp::verify() {
+  return check(*this, shapes::inferElementwise(shapeOf(getLhs()), shapeOf(getRhs())));
+}
+LogicalResult SiluOp::verify() { return check(*this, shapes::inferUnary(shapeOf(getX()))); }
+LogicalResult GeluOp::verify() { return check(*this, shapes::inferUnary(shapeOf(getX()))); }
+LogicalResult RmsNormOp::verify() {
+  return check(*this, shapes::inferRmsNorm(shapeOf(getX()), shapeOf(getWeight()),
+                                           getEps().convertToDouble()));
+}
+LogicalResult LayerNormOp::verify() {
+  return check(*this, shapes::inferLayerNorm(shapeOf(getX()), shapeOf(getWeight()),
+                                             shapeOf(getBias()), getEps().convertToDouble()));
+}
+LogicalResult LinearOp::verify() {
+  std::optional<shapes::Shape> bias;
+  if (getBias()) bias = shapeOf(getBias());
+  return check(*this, shapes::inferLinear(shapeOf(getX()), shapeOf(getWeight()),
+                                          bias ? &*bias : nullptr));
+}
+LogicalResult RopeOp::verify() {
+  return check(*this, shapes::inferRope(shapeOf(getX()), shapeOf(getPos()), getHeads(),
+                                        getTheta().convertToDouble()));
+}
+LogicalResult AttentionOp::verify() {
+  return check(*this, shapes::inferAttention(shapeOf(getQ()), shapeOf(getK()), shapeOf(getV()),
+                                             shapeOf(getCu()), getHeads(), getKvHeads(),
+                                             getScale().convertToDouble()));
+}
+LogicalResult GatherMarkersOp::verify() {
+  return check(*this, shapes::inferGatherMarkers(shapeOf(getX()), shapeOf(getCu()),
+                                                 shapeOf(getMarkers()), shapeOf(getMcu())));
+}
+LogicalResult FirstRowsOp::verify() {
+  return check(*this, shapes::inferFirstRows(shapeOf(getX()), shapeOf(getCu())));
+}
+LogicalResult SqueezeOp::verify() { return check(*this, shapes::inferSqueeze(shapeOf(getX()))); }
+
+#define GET_OP_CLASSES
+#include "kime/IR/KimeOps.cpp.inc"

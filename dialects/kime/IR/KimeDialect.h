@@ -1,0 +1,37 @@
+// The kime dialect: its types and ops (generated from KimeBase.td, KimeTypes.td, KimeOps.td).
+#ifndef KIME_IR_KIMEDIALECT_H
+#define KIME_IR_KIMEDIALECT_H
+
+#include "kime/Shapes/KimeShapes.h"
+#include "llvm/ADT/Hashing.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace kime::shapes {
+// Lets !kime.tensor keep its dimensions uniqued in the MLIR context.
+inline llvm::hash_code hash_value(const Dim& d) {
+  return llvm::hash_combine(static_cast<int>(d.sym), d.value, d.bound);
+}
+}  // namespace kime::shapes
+
+#include "kime/IR/KimeDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "kime/IR/KimeTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "kime/IR/KimeOps.h.inc"
+
+namespace mlir::kime {
+
+// The element type of a dtype (f32, f16, bf16, ui32, ui8) and back.
+Type elementTypeOf(MLIRContext* ctx, ::kime::shapes::DType t);
+std::optional<::kime::shapes::DType> dtypeOf(Type t);
+
+}  // namespace mlir::kime
+
+#endif  // KIME_IR_KIMEDIALECT_H

@@ -1,0 +1,104 @@
+// kime runtime: the batch a model runs on, its checks, and what it produces.
+//
+// This is the contract of the original engine's executor (seed/executor.rs), in C++:
+//   - A `Batch` is flattened: sequence `s` is tokens `cu[s]..cu[s+1]` of `ids` and markers
+//     `mcu[s]..mcu[s+1]` of `markers`; each marker is a position within its own sequence;
+//     `qtype[s]` is the question type of sequence `s`.
+//   - `checkBatch` finds the first inconsistency, with the seed's wording, so that a backend can
+//     index without checks afterwards.
+//   - `Error` is one of the seed's four errors; `Error::text()` is the seed's `Display`.
+//
+// Nothing here allocates unless it reports an error.
+#ifndef KIME_BATCH_H
+#define KIME_BATCH_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kime {
+
+// A read-only view of `size` elements at `data` (C++17 has no std::span).
+template <typename T>
+struct Span {
+  const T* data = nullptr;
+  size_t size = 0;
+
+  Span() = default;
+  Span(const T* d, size_t n) : data(d), size(n) {}
+  Span(const std::vector<T>& v) : data(v.data()), size(v.size()) {}  // NOLINT: implicit on purpose
+  const T& operator[](size_t i) const { return data[i]; }
+  const T* begin() const { return data; }
+  const T* end() const { return data + size; }
+  bool empty() const { return size == 0; }
+};
+
+// One packed batch, borrowed from the caller.
+struct Batch {
+  Span<uint32_t> ids;      // token ids of every sequence, end to end
+  Span<uint32_t> cu;       // sequence starts in `ids`, with the total at the end
+  Span<uint32_t> markers;  // marker positions of every sequence, end to end
+  Span<uint32_t> mcu;      // sequence starts in `markers`, with the total at the end
+  Span<uint8_t> qtype;     // the question type of each sequence
+
+  size_t seqs() const { return cu.size == 0 ? 0 : cu.size - 1; }
+  size_t tokens() const { return ids.size; }
+  size_t markerCount() const { return markers.size; }
+};
+
+// The seed's four errors.
+enum class ErrorKind {
+  Batch,        // the batch is inconsistent
+  NoBucket,     // no bucket of the stage holds the batch
+  Unsupported,  // the graph uses something the backend lacks, or weights of the wrong shape
+  Device,       // the device or its driver failed
+};
+
+struct Error {
+  ErrorKind kind;
+  // Batch, Unsupported, Device: the message after the kind's prefix.
+  // NoBucket: the stage name.
+  std::string detail;
+  // NoBucket only: the batch's counts.
+  size_t tokens = 0, seqs = 0, markers = 0;
+
+  static Error batch(std::string m) { return {ErrorKind::Batch, std::move(m)}; }
+  static Error unsupported(std::string m) { return {ErrorKind::Unsupported, std::move(m)}; }
+  static Error device(std::string m) { return {ErrorKind::Device, std::move(m)}; }
+  static Error noBucket(std::string stage, size_t t, size_t s, size_t m) {
+    return {ErrorKind::NoBucket, std::move(stage), t, s, m};
+  }
+
+  // The seed's Display text, e.g. "bad batch: cu and mcu must start at 0".
+  std::string text() const;
+};
+
+// Checks that the pieces of `b` agree with each other and with the model's `vocab` and `types`.
+// Returns the first problem as an `ErrorKind::Batch` error, or nothing when the batch is sound.
+[[nodiscard]] std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types);
+
+// A shape bucket: upper bounds on tokens, sequences and markers.
+struct Bucket {
+  uint32_t tokens = 0, seqs = 0, markers = 0;
+
+  bool holds(size_t t, size_t s, size_t m) const {
+    return t <= tokens && s <= seqs && m <= markers;
+  }
+  bool operator==(const Bucket& o) const {
+    return tokens == o.tokens && seqs == o.seqs && markers == o.markers;
+  }
+};
+
+// What a batch produces: one logit per marker, one act pair per sequence, in batch order.
+// Reused across batches, so once it has grown it does not allocate.
+struct Outputs {
+  std::vector<float> logits;
+  std::vector<std::array<float, 2>> act;
+};
+
+}  // namespace kime
+
+#endif  // KIME_BATCH_H

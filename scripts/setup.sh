@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build and the tests need. Idempotent: packages already
+# present are skipped, so re-running it costs a few dpkg queries.
+set -euo pipefail
+PKGS=(cmake ninja-build g++ python3 lld-19
+      llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
+      libhalide14-0-dev nlohmann-json3-dev libgtest-dev libgmock-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi
+if [ ! -x /usr/local/cuda/bin/ptxas ]; then
+  echo "setup: note: CUDA 13 not found at /usr/local/cuda (needed from the CUDA issue on)" >&2
+fi
