@@ -85,9 +85,7 @@ static ParseResult parseDim(AsmParser& p, shapes::Dim& d) {
   else if (sym == "M") d = shapes::Dim::symbol(shapes::Sym::M);
   else return p.emitError(loc, "expected a size or one of T, S, M, not '") << sym << "'";
   if (succeeded(p.parseOptionalPlus()) && p.parseInteger(d.value)) return failure();
-  if (succeeded(p.parseOptionalLess())) {
-    if (p.parseEqual() || p.parseInteger(d.bound)) return failure();
-  }
+  if (succeeded(p.parseOptionalColon()) && p.parseInteger(d.bound)) return failure();
   return success();
 }
 

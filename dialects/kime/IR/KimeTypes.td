@@ -12,7 +12,7 @@ def Kime_TensorType : TypeDef<Kime_Dialect, "KimeTensor"> {
     `!kime.tensor<[T, 256], f32>` is a matrix of one row per token;
     `!kime.tensor<[S+1], ui32>` the sequence starts; `!kime.tensor<[4096, 256], bf16>` a weight.
     Element types: f32 (activations), f16 and bf16 (weights only), ui32 and ui8 (indices).
-    Once specialized to a bucket a symbol carries its bound: `[T<=128, 256]`.
+    Once specialized to a bucket a symbol carries its bound: `[T:128, 256]` (T, at most 128).
   }];
   let parameters = (ins
     ArrayRefParameter<"::kime::shapes::Dim", "dimensions">:$dims,

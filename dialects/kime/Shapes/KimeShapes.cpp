@@ -13,7 +13,7 @@ std::string str(const Dim& d) {
     case Sym::M: s = "M"; break;
   }
   if (d.value > 0) s += "+" + std::to_string(d.value);
-  if (d.bound > 0) s += "<=" + std::to_string(d.bound);
+  if (d.bound > 0) s += ":" + std::to_string(d.bound);  // "T:128": T, at most 128
   return s;
 }
 

@@ -42,7 +42,8 @@ struct Shape {
   bool operator==(const Shape& o) const { return dims == o.dims && dtype == o.dtype; }
 };
 
-// Text forms used in messages and in the Graph format: "T", "S+1", "T<=128", "256";
+// Text forms used in messages, the IR and the Graph format: "T", "S+1", "T:128" (T, at most
+// 128, once specialized to a bucket), "256";
 // "[T, 256]"; "f32", "bf16", "u32".
 std::string str(const Dim& d);
 std::string str(const std::vector<Dim>& dims);

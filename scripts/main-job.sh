@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job on the bundled example model (MODEL.md's `small` family): writes its Graph and
+# deterministic random weights (seed 1), then evaluates the bundled batch and prints the outputs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+EX=examples/small
+BIN=build/bin
+[ -f $EX/graph.json ] && [ -f $EX/model.safetensors ] ||
+  $BIN/kime-graph $EX/config.json --name kime_small -o $EX/graph.json \
+    --random-weights $EX/model.safetensors --seed 1
+echo "graph: $EX/graph.json ($(grep -c '"op"' $EX/graph.json) nodes), weights: $EX/model.safetensors"
+echo "reference outputs of $EX/batch.json:"
+$BIN/kime-run --reference $EX/graph.json $EX/model.safetensors $EX/batch.json

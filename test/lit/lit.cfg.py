@@ -1,0 +1,18 @@
+# lit configuration of kime's FileCheck tests.
+import os
+
+import lit.formats
+
+config.name = "kime"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kime_obj_root, "test", "lit")
+
+# Built tools first, then FileCheck and not from LLVM 19.
+config.environment["PATH"] = os.pathsep.join(
+    [config.kime_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
+config.substitutions.append(("%data", config.kime_test_data))
+config.substitutions.append(("%src", config.kime_src_root))

@@ -1,0 +1,51 @@
+// The reference evaluator against the golden cases of an independent implementation (f64):
+// every config, every batch, within 1e-6 (absolute, or relative above 1).
+#include <gtest/gtest.h>
+
+#include "TestData.h"
+#include "common/BatchFile.h"
+#include "reference/Reference.h"
+
+namespace kime {
+namespace {
+
+class GoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenTest, MatchesEveryBatch) {
+  const std::string dir = test::dataPath("golden/" + GetParam());
+  Graph g = test::goldenGraph(GetParam());
+  auto ck = Checkpoint::open(dir + "/model.safetensors");
+  RefWeights w = loadRefWeights(g, *ck);
+  int batches = 0;
+  for (int k = 0; k < 6; ++k, ++batches) {
+    SCOPED_TRACE("batch_" + std::to_string(k));
+    tools::OwnedBatch b = tools::readBatchFile(dir + "/batch_" + std::to_string(k) + ".json");
+    test::Expected want = test::readExpected(dir + "/expect_" + std::to_string(k) + ".json");
+    RefOutputs got;
+    auto err = evaluateReference(g, w, b.view(), got);
+    ASSERT_FALSE(err) << err->text();
+    ASSERT_EQ(got.logits.size(), want.logits.size());
+    ASSERT_EQ(got.act.size(), want.act.size());
+    for (size_t i = 0; i < want.logits.size(); ++i)
+      EXPECT_TRUE(test::close(got.logits[i], want.logits[i], 1e-6))
+          << "logit " << i << ": " << got.logits[i] << " vs " << want.logits[i];
+    for (size_t s = 0; s < want.act.size(); ++s)
+      for (int c = 0; c < 2; ++c)
+        EXPECT_TRUE(test::close(got.act[s][c], want.act[s][c], 1e-6))
+            << "act " << s << "." << c << ": " << got.act[s][c] << " vs " << want.act[s][c];
+  }
+  EXPECT_EQ(batches, 6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, GoldenTest, ::testing::ValuesIn(test::goldenCases()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(GoldenCases, AllFourArePresent) { EXPECT_EQ(test::goldenCases().size(), 4u); }
+
+}  // namespace
+}  // namespace kime

@@ -1,0 +1,83 @@
+// The reference evaluator's own behaviour: batch errors with the seed's messages, indices a node
+// cannot follow, and the empty cases.
+#include <gtest/gtest.h>
+
+#include "TestData.h"
+#include "reference/Reference.h"
+
+namespace kime {
+namespace {
+
+struct Fixture {
+  Graph g;
+  RefWeights w;
+};
+
+// A tiny learned-position model with random weights (from a seed): max_pos 4.
+Fixture tinyLearned() {
+  ModelConfig c;
+  c.vocab = 11, c.types = 2, c.hidden = 8, c.layers = 1, c.heads = 2, c.kvHeads = 1, c.ffn = 12;
+  c.act = "gelu", c.pos = "learned", c.maxPos = 4, c.norm = "layer", c.bias = true;
+  Fixture f{buildEncoderGraph(c, shapes::DType::F32, "tiny"), {}};
+  for (auto& [name, v] : randomWeights(f.g, 7)) f.w[name] = std::vector<double>(v.begin(), v.end());
+  return f;
+}
+
+TEST(Reference, ChecksTheBatchFirstWithTheSeedsMessage) {
+  Fixture f = tinyLearned();
+  std::vector<uint32_t> ids = {1, 11}, cu = {0, 2}, markers = {}, mcu = {0, 0};
+  std::vector<uint8_t> qtype = {0};
+  RefOutputs out;
+  auto err = evaluateReference(f.g, f.w, {ids, cu, markers, mcu, qtype}, out);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->text(), "bad batch: token id 11 is past the vocabulary of 11");
+}
+
+TEST(Reference, APositionPastALearnedTableNamesTheNode) {
+  Fixture f = tinyLearned();
+  std::vector<uint32_t> ids = {1, 2, 3, 4, 5}, cu = {0, 5}, markers = {4}, mcu = {0, 1};
+  std::vector<uint8_t> qtype = {1};
+  RefOutputs out;
+  auto err = evaluateReference(f.g, f.w, {ids, cu, markers, mcu, qtype}, out);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->text(),
+            "bad batch: node 5 (gather_rows \"embed.pos.rows\"): row 4 is past the 4 rows of "
+            "\"embed.pos\"");
+}
+
+TEST(Reference, EmptyBatchGivesEmptyOutputsAndEmptySequenceGivesTheActBias) {
+  Fixture f = tinyLearned();
+  RefOutputs out;
+  std::vector<uint32_t> none, zero = {0};
+  std::vector<uint8_t> noTypes;
+  ASSERT_FALSE(evaluateReference(f.g, f.w, {none, zero, none, zero, noTypes}, out));
+  EXPECT_TRUE(out.logits.empty());
+  EXPECT_TRUE(out.act.empty());
+
+  std::vector<uint32_t> ids = {3}, cu = {0, 1, 1}, markers = {0}, mcu = {0, 1, 1};
+  std::vector<uint8_t> qtype = {0, 1};
+  ASSERT_FALSE(evaluateReference(f.g, f.w, {ids, cu, markers, mcu, qtype}, out));
+  ASSERT_EQ(out.act.size(), 2u);
+  EXPECT_EQ(out.logits.size(), 1u);
+  EXPECT_EQ(out.act[1][0], f.w.at("head.act.bias")[0]);
+  EXPECT_EQ(out.act[1][1], f.w.at("head.act.bias")[1]);
+  EXPECT_NE(out.act[0][0], out.act[1][0]);
+}
+
+// Attention stays inside each sequence: appending a second sequence changes nothing in the first.
+TEST(Reference, SequencesDoNotSeeEachOther) {
+  Fixture f = tinyLearned();
+  RefOutputs one, two;
+  std::vector<uint32_t> ids1 = {1, 2, 3}, cu1 = {0, 3}, m1 = {0, 2}, mcu1 = {0, 2};
+  std::vector<uint8_t> q1 = {1};
+  ASSERT_FALSE(evaluateReference(f.g, f.w, {ids1, cu1, m1, mcu1, q1}, one));
+  std::vector<uint32_t> ids2 = {1, 2, 3, 9, 9}, cu2 = {0, 3, 5}, m2 = {0, 2, 1}, mcu2 = {0, 2, 3};
+  std::vector<uint8_t> q2 = {1, 0};
+  ASSERT_FALSE(evaluateReference(f.g, f.w, {ids2, cu2, m2, mcu2, q2}, two));
+  EXPECT_EQ(one.logits[0], two.logits[0]);
+  EXPECT_EQ(one.logits[1], two.logits[1]);
+  EXPECT_EQ(one.act[0], two.act[0]);
+}
+
+}  // namespace
+}  // namespace kime

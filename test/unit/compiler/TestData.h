@@ -1,0 +1,31 @@
+// Where the tests find their data, and the golden cases of the independent implementation.
+#ifndef KIME_TEST_TESTDATA_H
+#define KIME_TEST_TESTDATA_H
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "graph/Graph.h"
+#include "graph/ModelConfig.h"
+
+namespace kime::test {
+
+std::string dataPath(const std::string& rel);  // under test/data
+std::vector<std::string> goldenCases();        // the folder names under test/data/golden
+
+// A golden case's graph: its config built with the dtype of its checkpoint.
+Graph goldenGraph(const std::string& name);
+
+struct Expected {
+  std::vector<double> logits;
+  std::vector<std::array<double, 2>> act;
+};
+Expected readExpected(const std::string& path);
+
+// Within `tol`: absolute, or relative where the expected value exceeds 1 in size.
+bool close(double got, double want, double tol);
+
+}  // namespace kime::test
+
+#endif  // KIME_TEST_TESTDATA_H
