@@ -1,9 +1,10 @@
 // kime-opt: parses, verifies, transforms and prints kime IR; what the lit tests drive.
-#include "kime/IR/KimeDialect.h"
+#include "kime/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char** argv) {
+  mlir::kime::registerKimePasses();
   mlir::DialectRegistry registry;
   registry.insert<mlir::kime::KimeDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "kime optimizer driver\n", registry));

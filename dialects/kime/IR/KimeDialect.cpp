@@ -115,10 +115,21 @@ void KimeTensorType::print(AsmPrinter& p) const {
 
 static shapes::Shape shapeOf(Value v) { return cast<KimeTensorType>(v.getType()).toShape(); }
 
+// A rule that makes `T` from `cu` cannot know T's bucket bound, so an inferred dimension without
+// a bound matches the same dimension with any bound.
+static bool matches(const shapes::Shape& inferred, const shapes::Shape& got) {
+  if (inferred.dtype != got.dtype || inferred.rank() != got.rank()) return false;
+  for (size_t i = 0; i < got.rank(); ++i) {
+    const shapes::Dim &a = inferred.dims[i], &b = got.dims[i];
+    if (a.sym != b.sym || a.value != b.value || (a.bound != 0 && a.bound != b.bound)) return false;
+  }
+  return true;
+}
+
 static LogicalResult check(Operation* op, const shapes::Inferred& r) {
   if (!r.ok()) return op->emitOpError(r.error);
   shapes::Shape got = shapeOf(op->getResult(0));
-  if (!(got == r.shape))
+  if (!matches(r.shape, got))
     return op->emitOpError("result must be ")
            << shapes::str(r.shape.dims) << " " << shapes::str(r.shape.dtype) << ", not "
            << shapes::str(got.dims) << " " << shapes::str(got.dtype);
@@ -175,3 +186,23 @@ LogicalResult SqueezeOp::verify() { return check(*this, shapes::inferSqueeze(sha
 
 #define GET_OP_CLASSES
 #include "kime/IR/KimeOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// kime.kernel
+//===----------------------------------------------------------------------===//
+
+Value KernelOp::arg(StringRef role) {
+  for (auto [r, v] : llvm::zip(getRoles(), getArgs()))
+    if (cast<StringAttr>(r).getValue() == role) return v;
+  return {};
+}
+
+LogicalResult KernelOp::verify() {
+  static const char* kinds[] = {"embed", "linear", "attention", "head"};
+  if (llvm::find(kinds, getKind()) == std::end(kinds))
+    return emitOpError("unknown kernel class \"") << getKind() << "\"";
+  if (getRoles().size() != getArgs().size())
+    return emitOpError("has ") << getArgs().size() << " operands but " << getRoles().size()
+                               << " roles";
+  return success();
+}

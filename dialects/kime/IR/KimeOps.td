@@ -271,4 +271,37 @@ def Kime_SqueezeOp : Kime_Op<"squeeze"> {
   let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+
+//===----------------------------------------------------------------------===//
+// After kime-fuse: kernels
+//===----------------------------------------------------------------------===//
+
+def Kime_KernelOp : Kime_Op<"kernel"> {
+  let summary = "A fused kernel of one class: what codegen compiles and the plan calls.";
+  let description = [{
+    `kind` is the kernel class (`embed`, `linear`, `attention`, `head`); `roles` names what each
+    operand is to the class (`x`, `norm.weight`, `weight`, `bias`, `residual`, `pos`, ...);
+    `config` holds the class's static choices (norm, epsilon, activation, RoPE, heads). After
+    kime-plan-memory, `offset` is the result's byte offset in the bucket's arena.
+
+    ```mlir
+    %r = kime.kernel "linear" "layers.0.mlp.down"(%a, %w, %x)
+           roles ["x", "weight", "residual"] config {act = "none", norm = "none"}
+           : (!kime.tensor<[T:128, 1024], f32>, !kime.tensor<[256, 1024], f32>,
+              !kime.tensor<[T:128, 256], f32>) -> !kime.tensor<[T:128, 256], f32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, StrAttr:$node, Variadic<Kime_Tensor>:$args,
+                       StrArrayAttr:$roles, DictionaryAttr:$config,
+                       OptionalAttr<I64Attr>:$offset);
+  let results = (outs Kime_Tensor:$result);
+  let assemblyFormat = [{
+    $kind $node `(` $args `)` `roles` $roles `config` $config attr-dict `:` functional-type($args, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The operand playing `role`, or null.
+    ::mlir::Value arg(::llvm::StringRef role);
+  }];
+}
+
 #endif // KIME_OPS_TD

@@ -1,0 +1,251 @@
+// kime-fuse: Graph ops -> kime.kernel ops of the classes codegen knows.
+#include "kime/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::kime {
+#define GEN_PASS_DEF_FUSE
+#include "kime/Transforms/Passes.h.inc"
+
+namespace {
+
+// A kernel being assembled: operands with their roles, config entries, the ops it absorbs.
+struct KernelBuilder {
+  KernelBuilder(std::string kind, std::string node) : kind(std::move(kind)), node(std::move(node)) {}
+
+  std::string kind, node;
+  SmallVector<Value> args;
+  SmallVector<std::string> roles;
+  SmallVector<NamedAttribute> config;
+  SmallVector<Operation*> absorbed;  // erased once the kernel replaces `result`
+  Value result;                      // the value the kernel computes
+
+  void add(const char* role, Value v) {
+    if (!v) return;
+    args.push_back(v);
+    roles.push_back(role);
+  }
+};
+
+Operation* singleUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+template <typename OpT>
+OpT definedBy(Value v) {
+  return v ? v.getDefiningOp<OpT>() : OpT();
+}
+
+// The norm in front of a kernel, if any: its config and operands.
+Value absorbNorm(KernelBuilder& k, Value x, Builder& b) {
+  if (auto n = definedBy<RmsNormOp>(x)) {
+    k.config.push_back(b.getNamedAttr("norm", b.getStringAttr("rms")));
+    k.config.push_back(b.getNamedAttr("eps", n.getEpsAttr()));
+    k.add("norm.weight", n.getWeight());
+    k.absorbed.push_back(n);
+    return n.getX();
+  }
+  if (auto n = definedBy<LayerNormOp>(x)) {
+    k.config.push_back(b.getNamedAttr("norm", b.getStringAttr("layer")));
+    k.config.push_back(b.getNamedAttr("eps", n.getEpsAttr()));
+    k.add("norm.weight", n.getWeight());
+    k.add("norm.bias", n.getBias());
+    k.absorbed.push_back(n);
+    return n.getX();
+  }
+  k.config.push_back(b.getNamedAttr("norm", b.getStringAttr("none")));
+  return x;
+}
+
+// Emits the kernel in place of `k.result` and erases what it absorbed (a norm only once nothing
+// else reads it: q, k and v each take the norm into their own kernel).
+void emit(KernelBuilder& k, Builder& b) {
+  Operation* last = k.result.getDefiningOp();
+  OpBuilder ob(last);
+  ob.setInsertionPointAfter(last);
+  SmallVector<StringRef> roles(k.roles.begin(), k.roles.end());
+  auto op = ob.create<KernelOp>(last->getLoc(), k.result.getType(), k.kind, k.node, k.args,
+                                ob.getStrArrayAttr(roles), ob.getDictionaryAttr(k.config),
+                                IntegerAttr());
+  k.result.replaceAllUsesWith(op.getResult());
+  // Absorbed ops were collected producer first; erase consumers first.
+  for (Operation* o : llvm::reverse(k.absorbed))
+    if (o->use_empty()) o->erase();
+}
+
+// tok[ids] + type[qtype] per token (+ pos[positions]).
+void fuseEmbed(func::FuncOp fn, Builder& b) {
+  SmallVector<AddOp> adds;
+  fn.walk([&](AddOp a) { adds.push_back(a); });
+  for (AddOp add : adds) {
+    auto tok = definedBy<GatherRowsOp>(add.getLhs());
+    auto expand = definedBy<ExpandSeqsOp>(add.getRhs());
+    auto type = expand ? definedBy<GatherRowsOp>(expand.getX()) : GatherRowsOp();
+    if (!tok || !type || !isa<BlockArgument>(tok.getIndex()) || !isa<BlockArgument>(type.getIndex()))
+      continue;
+    KernelBuilder k{"embed", add.getNode().str()};
+    k.add("ids", tok.getIndex());
+    k.add("qtype", type.getIndex());
+    k.add("cu", expand.getCu());
+    k.add("tok", tok.getTable());
+    k.add("type", type.getTable());
+    k.absorbed = {tok, type, expand, add};
+    k.result = add.getResult();
+    // A learned position table added right after joins the same pass.
+    if (auto outer = dyn_cast_or_null<AddOp>(singleUser(add.getResult()))) {
+      Value other = outer.getLhs() == add.getResult() ? outer.getRhs() : outer.getLhs();
+      auto pos = definedBy<GatherRowsOp>(other);
+      auto positions = pos ? definedBy<PositionsOp>(pos.getIndex()) : PositionsOp();
+      if (positions && positions.getCu() == expand.getCu()) {
+        k.add("pos", pos.getTable());
+        k.absorbed.append({pos.getOperation(), outer.getOperation()});
+        k.result = outer.getResult();
+        k.node = outer.getNode().str();
+      }
+    }
+    k.config.push_back(b.getNamedAttr("learned_pos", b.getBoolAttr(k.roles.back() == "pos")));
+    emit(k, b);
+  }
+}
+
+// norm(x) -> marker rows or first rows -> linear (-> squeeze): the final norm is computed only
+// for the rows the head reads.
+void fuseHeads(func::FuncOp fn, Builder& b) {
+  SmallVector<LinearOp> linears;
+  fn.walk([&](LinearOp l) { linears.push_back(l); });
+  for (LinearOp l : linears) {
+    auto markers = definedBy<GatherMarkersOp>(l.getX());
+    auto first = definedBy<FirstRowsOp>(l.getX());
+    if (!markers && !first) continue;
+    KernelBuilder k{"head", l.getNode().str()};
+    Operation* rows = markers ? markers.getOperation() : first.getOperation();
+    Value x = absorbNorm(k, rows->getOperand(0), b);
+    k.args.insert(k.args.begin(), x);
+    k.roles.insert(k.roles.begin(), "x");
+    k.add("cu", rows->getOperand(1));
+    if (markers) {
+      k.add("markers", markers.getMarkers());
+      k.add("mcu", markers.getMcu());
+    }
+    k.add("weight", l.getWeight());
+    k.add("bias", l.getBias());
+    k.config.push_back(b.getNamedAttr("rows", b.getStringAttr(markers ? "markers" : "first")));
+    k.absorbed.append({rows, l.getOperation()});  // after the norm: producers first
+    k.result = l.getResult();
+    if (auto sq = dyn_cast_or_null<SqueezeOp>(singleUser(l.getResult()))) {
+      k.absorbed.push_back(sq);
+      k.result = sq.getResult();
+      k.node = sq.getNode().str();
+    }
+    emit(k, b);
+  }
+}
+
+// After the matmul: RoPE, GELU or SiLU(gate)*up, then a residual add.
+void absorbEpilogue(KernelBuilder& k, Builder& b) {
+  std::string act = "none";
+  auto rope = dyn_cast_or_null<RopeOp>(singleUser(k.result));
+  // Positions within the sequence come from cu; the runtime stages them once per batch.
+  auto positions = rope ? definedBy<PositionsOp>(rope.getPos()) : PositionsOp();
+  if (rope && positions) {
+    k.config.push_back(b.getNamedAttr("rope_heads", rope.getHeadsAttr()));
+    k.config.push_back(b.getNamedAttr("rope_theta", rope.getThetaAttr()));
+    k.add("cu", positions.getCu());
+    k.absorbed.push_back(rope);
+    k.result = rope.getResult();
+  } else if (auto gelu = dyn_cast_or_null<GeluOp>(singleUser(k.result))) {
+    act = "gelu";
+    k.absorbed.push_back(gelu);
+    k.result = gelu.getResult();
+  }
+  if (k.roles.end() != llvm::find(k.roles, "weight.up")) act = "swiglu";
+  k.config.push_back(b.getNamedAttr("act", b.getStringAttr(act)));
+  if (auto add = dyn_cast_or_null<AddOp>(singleUser(k.result))) {
+    k.add("residual", add.getLhs() == k.result ? add.getRhs() : add.getLhs());
+    k.absorbed.push_back(add);
+    k.result = add.getResult();
+    k.node = add.getNode().str();
+  }
+}
+
+// mul(silu(linear(m, Wg)), linear(m, Wu)): one kernel over both weights.
+void fuseSwiGlu(func::FuncOp fn, Builder& b) {
+  SmallVector<MulOp> muls;
+  fn.walk([&](MulOp m) { muls.push_back(m); });
+  for (MulOp mul : muls) {
+    auto silu = definedBy<SiluOp>(mul.getLhs());
+    auto gate = silu ? definedBy<LinearOp>(silu.getX()) : LinearOp();
+    auto up = definedBy<LinearOp>(mul.getRhs());
+    if (!gate || !up || gate.getX() != up.getX() || !gate.getResult().hasOneUse() ||
+        !silu.getResult().hasOneUse() || !up.getResult().hasOneUse())
+      continue;
+    KernelBuilder k{"linear", mul.getNode().str()};
+    Value x = absorbNorm(k, gate.getX(), b);
+    k.args.insert(k.args.begin(), x);
+    k.roles.insert(k.roles.begin(), "x");
+    k.add("weight", gate.getWeight());
+    k.add("bias", gate.getBias());
+    k.add("weight.up", up.getWeight());
+    k.add("bias.up", up.getBias());
+    for (Operation* o : {gate.getOperation(), silu.getOperation(), up.getOperation(), mul.getOperation()})
+      k.absorbed.push_back(o);
+    k.result = mul.getResult();
+    absorbEpilogue(k, b);
+    emit(k, b);
+  }
+}
+
+void fuseLinears(func::FuncOp fn, Builder& b) {
+  SmallVector<LinearOp> linears;
+  fn.walk([&](LinearOp l) { linears.push_back(l); });
+  for (LinearOp l : linears) {
+    KernelBuilder k{"linear", l.getNode().str()};
+    Value x = absorbNorm(k, l.getX(), b);
+    k.args.insert(k.args.begin(), x);
+    k.roles.insert(k.roles.begin(), "x");
+    k.add("weight", l.getWeight());
+    k.add("bias", l.getBias());
+    k.absorbed.push_back(l);
+    k.result = l.getResult();
+    absorbEpilogue(k, b);
+    emit(k, b);
+  }
+}
+
+void fuseAttention(func::FuncOp fn, Builder& b) {
+  SmallVector<AttentionOp> atts;
+  fn.walk([&](AttentionOp a) { atts.push_back(a); });
+  for (AttentionOp a : atts) {
+    KernelBuilder k{"attention", a.getNode().str()};
+    k.add("q", a.getQ());
+    k.add("k", a.getK());
+    k.add("v", a.getV());
+    k.add("cu", a.getCu());
+    k.config = {b.getNamedAttr("heads", a.getHeadsAttr()),
+                b.getNamedAttr("kv_heads", a.getKvHeadsAttr()),
+                b.getNamedAttr("scale", a.getScaleAttr())};
+    k.absorbed = {a};
+    k.result = a.getResult();
+    emit(k, b);
+  }
+}
+
+struct FusePass : impl::FuseBase<FusePass> {
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    Builder b(fn.getContext());
+    // Most specific first: the heads and SwiGLU claim their linears before the plain ones do.
+    fuseEmbed(fn, b);
+    fuseHeads(fn, b);
+    fuseSwiGlu(fn, b);
+    fuseLinears(fn, b);
+    fuseAttention(fn, b);
+    // Positions feed RoPE and learned tables; once those are fused nothing reads them.
+    fn.walk([](PositionsOp p) {
+      if (p->use_empty()) p->erase();
+    });
+  }
+};
+
+}  // namespace
+}  // namespace mlir::kime

@@ -1,0 +1,26 @@
+// kime's passes (declared in Passes.td) and the pipeline that runs them for one bucket.
+#ifndef KIME_TRANSFORMS_PASSES_H
+#define KIME_TRANSFORMS_PASSES_H
+
+#include "kime/IR/KimeDialect.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::kime {
+
+#define GEN_PASS_DECL
+#include "kime/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kime/Transforms/Passes.h.inc"
+
+// specialize-bucket, fuse, plan-memory, verify-backend-contract, in that order.
+void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers);
+
+// The attribute names the passes leave on the function.
+inline constexpr const char* kBucketAttr = "kime.bucket";
+inline constexpr const char* kArenaAttr = "kime.arena";
+
+}  // namespace mlir::kime
+
+#endif  // KIME_TRANSFORMS_PASSES_H

@@ -1,0 +1,59 @@
+//===- Passes.td - kime's passes ------------------------------------------===//
+#ifndef KIME_PASSES_TD
+#define KIME_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SpecializeBucket : Pass<"kime-specialize-bucket", "::mlir::func::FuncOp"> {
+  let summary = "Bounds the symbolic sizes by one bucket's static sizes";
+  let description = [{
+    Every `T`, `S`, `S+1` and `M` in the function's types gets the bucket's bound
+    (`T` becomes `T:128`), and the function records the bucket as `kime.bucket`. The sizes stay
+    symbolic: the actual counts of a batch still reach the kernels at run time, so no kernel
+    computes padding rows on the CPU; the bounds fix tiles and the arena at compile time.
+
+    Before: `!kime.tensor<[T, 256], f32>`. After (tokens=128): `!kime.tensor<[T:128, 256], f32>`.
+  }];
+  let options = [
+    Option<"tokens", "tokens", "int64_t", "0", "the bucket's token bound">,
+    Option<"seqs", "seqs", "int64_t", "0", "the bucket's sequence bound">,
+    Option<"markers", "markers", "int64_t", "0", "the bucket's marker bound">,
+  ];
+}
+
+def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
+  let summary = "Groups Graph ops into kernels of the classes codegen knows";
+  let description = [{
+    Rewrites the Graph ops into `kime.kernel` ops:
+    - `embed`: token rows + question-type rows (+ learned position rows), one pass;
+    - `linear`: a linear with its prologue (rms or layer norm of the input rows) and epilogue
+      (bias, RoPE of the output heads, GELU, SiLU(gate)·up for two weights, residual add);
+    - `attention`: variable-length attention per (sequence, head), no `[T, T]` buffer;
+    - `head`: the final norm of only the rows a head reads (markers or first rows), then the
+      head's linear.
+    Before: `rms_norm`, `linear`, `silu`, `linear`, `mul`, `linear`, `add` (a SwiGLU block).
+    After: two `kime.kernel "linear"` ops.
+    Ops that match no class are left alone; kime-verify-backend-contract then names them.
+  }];
+}
+
+def PlanMemory : Pass<"kime-plan-memory", "::mlir::func::FuncOp"> {
+  let summary = "Places every kernel result in one arena by liveness";
+  let description = [{
+    Each kernel result gets a byte `offset` (64-byte aligned) in one arena per bucket, its size
+    from the bucket's bounds. A result lives from its kernel to its last use (the function's
+    results to the end); freed ranges are reused best-fit by size. The function records the
+    arena's size as `kime.arena`.
+  }];
+}
+
+def VerifyBackendContract : Pass<"kime-verify-backend-contract", "::mlir::func::FuncOp"> {
+  let summary = "Checks that the IR is what codegen can compile";
+  let description = [{
+    After fusion and planning, the function may hold only `kime.weight`, `kime.kernel` ops with
+    an arena offset, and the return; every size is static or bounded; the bucket is recorded.
+    Anything else is an error that names the op, so codegen never meets what it cannot handle.
+  }];
+}
+
+#endif // KIME_PASSES_TD

@@ -1,0 +1,53 @@
+// kime-verify-backend-contract: only what codegen can compile gets past this point.
+#include <map>
+#include "kime/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::kime {
+#define GEN_PASS_DEF_VERIFYBACKENDCONTRACT
+#include "kime/Transforms/Passes.h.inc"
+
+namespace {
+
+// The roles each kernel class must have.
+LogicalResult checkRoles(KernelOp k) {
+  static const std::map<std::string, std::vector<const char*>> required = {
+      {"embed", {"ids", "qtype", "cu", "tok", "type"}},
+      {"linear", {"x", "weight"}},
+      {"attention", {"q", "k", "v", "cu"}},
+      {"head", {"x", "cu", "weight"}},
+  };
+  for (const char* role : required.at(k.getKind().str()))
+    if (!k.arg(role)) return k.emitOpError("lacks its \"") << role << "\" operand";
+  return success();
+}
+
+struct VerifyBackendContractPass : impl::VerifyBackendContractBase<VerifyBackendContractPass> {
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    if (!fn->hasAttr(kBucketAttr) || !fn->hasAttr(kArenaAttr)) {
+      fn.emitError("backend contract: the function must be specialized to a bucket and planned");
+      return signalPassFailure();
+    }
+    WalkResult r = fn.walk([&](Operation* op) -> WalkResult {
+      if (isa<WeightOp, func::ReturnOp, func::FuncOp>(op)) return WalkResult::advance();
+      auto k = dyn_cast<KernelOp>(op);
+      if (!k) {
+        auto node = op->getAttrOfType<StringAttr>("node");
+        op->emitError("backend contract: ")
+            << op->getName() << (node ? " \"" + node.str() + "\"" : std::string())
+            << " is not part of any kernel class (embed, linear, attention, head)";
+        return WalkResult::interrupt();
+      }
+      if (!k.getOffset()) {
+        k.emitOpError("backend contract: has no arena offset");
+        return WalkResult::interrupt();
+      }
+      return failed(checkRoles(k)) ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (r.wasInterrupted()) signalPassFailure();
+  }
+};
+
+}  // namespace
+}  // namespace mlir::kime
