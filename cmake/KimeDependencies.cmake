@@ -18,3 +18,14 @@ add_library(kime_mlir INTERFACE)
 target_include_directories(kime_mlir SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
 target_link_libraries(kime_mlir INTERFACE MLIR LLVM)
 target_compile_definitions(kime_mlir INTERFACE ${LLVM_DEFINITIONS})
+
+# Halide 14, imported by hand: find_package(Halide) would pull in LLVM 14's CMake config.
+find_library(KIME_HALIDE_LIB NAMES Halide14 Halide REQUIRED)
+add_library(kime_halide INTERFACE)
+target_include_directories(kime_halide SYSTEM INTERFACE /usr/include/halide14)
+target_link_libraries(kime_halide INTERFACE ${KIME_HALIDE_LIB} Threads::Threads ${CMAKE_DL_LIBS})
+target_compile_definitions(kime_halide INTERFACE HALIDE_ENABLE_RTTI HALIDE_WITH_EXCEPTIONS)
+
+# The linker kime-compile runs to make each target's kernels one shared object. lld links
+# x86-64 and AArch64 objects alike.
+find_program(KIME_LLD_PATH NAMES ld.lld-19 ld.lld REQUIRED)

@@ -7,8 +7,15 @@ std::string Error::text() const {
     case ErrorKind::Batch:
       return "bad batch: " + detail;
     case ErrorKind::NoBucket:
-      return "no " + detail + " bucket holds " + std::to_string(tokens) + " tokens, " +
-             std::to_string(seqs) + " sequences and " + std::to_string(markers) + " markers";
+    {
+      std::string t = "no " + detail + " bucket holds " + std::to_string(tokens) + " tokens, " +
+                      std::to_string(seqs) + " sequences and " + std::to_string(markers) + " markers";
+      if (largest.tokens)
+        t += " (its largest bucket holds " + std::to_string(largest.tokens) + " tokens, " +
+             std::to_string(largest.seqs) + " sequences and " + std::to_string(largest.markers) +
+             " markers)";
+      return t;
+    }
     case ErrorKind::Unsupported:
       return "unsupported: " + detail;
     case ErrorKind::Device:

@@ -1,47 +1,42 @@
-// kime-compile: Graph (+ checkpoint) -> kime IR. This version imports and checks; code
-// generation and the artifact are the next stages of the pipeline.
-#include "checkpoint/Safetensors.h"
-#include "graph/Graph.h"
-#include "import/GraphImport.h"
-#include "mlir/IR/MLIRContext.h"
+// kime-compile: Graph + checkpoint + buckets -> one .kime artifact.
+#include <iostream>
+#include <sstream>
+
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/raw_ostream.h"
-#include "support/Diagnostic.h"
-#include "support/JsonFields.h"
+#include "pipeline/Compile.h"
 
 namespace cl = llvm::cl;
 
 static cl::opt<std::string> graphPath(cl::Positional, cl::desc("<graph.json>"), cl::Required);
-static cl::opt<std::string> weightsPath("weights", cl::desc("checkpoint (safetensors) to check against the graph"),
-                                        cl::value_desc("model.safetensors"));
-static cl::opt<std::string> emit("emit", cl::desc("what to print: mlir (the imported kime IR) or graph (the Graph JSON, canonical)"),
-                                 cl::value_desc("mlir|graph"), cl::Required);
-static cl::opt<std::string> outPath("o", cl::desc("output file (default: stdout)"), cl::value_desc("file"),
-                                    cl::init("-"));
+static cl::opt<std::string> weightsPath("weights", cl::desc("the checkpoint (safetensors)"),
+                                        cl::value_desc("model.safetensors"), cl::Required);
+static cl::opt<std::string> bucketsPath("buckets", cl::desc("the bucket file (stages of buckets)"),
+                                        cl::value_desc("buckets.json"), cl::Required);
+static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64 (comma separated or repeated)"),
+                                     cl::CommaSeparated, cl::value_desc("target"));
+static cl::opt<std::string> outPath("o", cl::desc("the artifact to write"), cl::value_desc("model.kime"));
+static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels)"),
+                                 cl::value_desc("mlir|plan|halide"));
+static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
+static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
 
 int main(int argc, char** argv) {
   cl::ParseCommandLineOptions(argc, argv, "kime ahead-of-time graph compiler\n");
+  kime::CompileOptions o;
+  o.graph = graphPath;
+  o.weights = weightsPath;
+  o.buckets = bucketsPath;
+  o.output = outPath;
+  o.targets.assign(targets.begin(), targets.end());
+  if (o.targets.empty()) o.targets = {"x86-64-avx2", "x86-64-avx512"};
+  o.emit = emit;
+  o.verify = verify;
+  o.jobs = jobs;
   try {
-    kime::Graph g = kime::readGraphFile(graphPath);
-    if (!weightsPath.empty()) kime::Checkpoint::open(weightsPath)->checkAgainst(g);
-    std::string text;
-    if (emit == "graph") {
-      text = kime::writeGraphJson(g);
-    } else if (emit == "mlir") {
-      mlir::MLIRContext ctx;
-      auto module = kime::importGraph(ctx, g);
-      llvm::raw_string_ostream os(text);
-      module->print(os);
-    } else {
-      throw kime::CompileError("--emit must be mlir or graph, not \"" + emit + "\"");
-    }
-    if (outPath == "-")
-      llvm::outs() << text;
-    else
-      kime::json::writeFileAtomic(outPath, text);
+    kime::compileModel(o, std::cout, std::cerr);
     return 0;
   } catch (const std::exception& e) {
-    llvm::errs() << "kime-compile: error: " << e.what() << "\n";
+    std::cerr << "kime-compile: error: " << e.what() << "\n";
     return 1;
   }
 }

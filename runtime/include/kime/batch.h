@@ -49,6 +49,18 @@ struct Batch {
   size_t markerCount() const { return markers.size; }
 };
 
+// A shape bucket: upper bounds on tokens, sequences and markers.
+struct Bucket {
+  uint32_t tokens = 0, seqs = 0, markers = 0;
+
+  bool holds(size_t t, size_t s, size_t m) const {
+    return t <= tokens && s <= seqs && m <= markers;
+  }
+  bool operator==(const Bucket& o) const {
+    return tokens == o.tokens && seqs == o.seqs && markers == o.markers;
+  }
+};
+
 // The seed's four errors.
 enum class ErrorKind {
   Batch,        // the batch is inconsistent
@@ -62,35 +74,25 @@ struct Error {
   // Batch, Unsupported, Device: the message after the kind's prefix.
   // NoBucket: the stage name.
   std::string detail;
-  // NoBucket only: the batch's counts.
+  // NoBucket only: the batch's counts, and the stage's largest bucket (all zero when unknown).
   size_t tokens = 0, seqs = 0, markers = 0;
+  Bucket largest;
 
-  static Error batch(std::string m) { return {ErrorKind::Batch, std::move(m)}; }
-  static Error unsupported(std::string m) { return {ErrorKind::Unsupported, std::move(m)}; }
-  static Error device(std::string m) { return {ErrorKind::Device, std::move(m)}; }
-  static Error noBucket(std::string stage, size_t t, size_t s, size_t m) {
-    return {ErrorKind::NoBucket, std::move(stage), t, s, m};
+  static Error batch(std::string m) { return {ErrorKind::Batch, std::move(m), 0, 0, 0, {}}; }
+  static Error unsupported(std::string m) { return {ErrorKind::Unsupported, std::move(m), 0, 0, 0, {}}; }
+  static Error device(std::string m) { return {ErrorKind::Device, std::move(m), 0, 0, 0, {}}; }
+  static Error noBucket(std::string stage, size_t t, size_t s, size_t m, Bucket largest = {}) {
+    return {ErrorKind::NoBucket, std::move(stage), t, s, m, largest};
   }
 
-  // The seed's Display text, e.g. "bad batch: cu and mcu must start at 0".
+  // The seed's Display text, e.g. "bad batch: cu and mcu must start at 0". NoBucket adds the
+  // stage's largest bucket when it is known.
   std::string text() const;
 };
 
 // Checks that the pieces of `b` agree with each other and with the model's `vocab` and `types`.
 // Returns the first problem as an `ErrorKind::Batch` error, or nothing when the batch is sound.
 [[nodiscard]] std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types);
-
-// A shape bucket: upper bounds on tokens, sequences and markers.
-struct Bucket {
-  uint32_t tokens = 0, seqs = 0, markers = 0;
-
-  bool holds(size_t t, size_t s, size_t m) const {
-    return t <= tokens && s <= seqs && m <= markers;
-  }
-  bool operator==(const Bucket& o) const {
-    return tokens == o.tokens && seqs == o.seqs && markers == o.markers;
-  }
-};
 
 // What a batch produces: one logit per marker, one act pair per sequence, in batch order.
 // Reused across batches, so once it has grown it does not allocate.

@@ -1,0 +1,156 @@
+#include "CpuCodegen.h"
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "HalideKernels.h"
+#include "kime/format.h"
+#include "support/Diagnostic.h"
+#include "support/JsonFields.h"
+
+namespace kime::cpu {
+
+// The runtime calls kernels through kime_kernel_buffer, which must be halide_buffer_t exactly.
+static_assert(sizeof(kime_kernel_buffer) == sizeof(halide_buffer_t), "buffer ABI drift");
+static_assert(offsetof(kime_kernel_buffer, host) == offsetof(halide_buffer_t, host), "buffer ABI drift");
+static_assert(offsetof(kime_kernel_buffer, type) == offsetof(halide_buffer_t, type), "buffer ABI drift");
+static_assert(offsetof(kime_kernel_buffer, dimensions) == offsetof(halide_buffer_t, dimensions), "buffer ABI drift");
+static_assert(offsetof(kime_kernel_buffer, dim) == offsetof(halide_buffer_t, dim), "buffer ABI drift");
+static_assert(sizeof(kime_kernel_dimension) == sizeof(halide_dimension_t), "buffer ABI drift");
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& knownTargets() {
+  static const std::vector<std::string> t = {"x86-64-avx2", "x86-64-avx512", "arm-64"};
+  return t;
+}
+
+std::string halideTarget(const std::string& target) {
+  if (target == "x86-64-avx2") return "x86-64-linux-avx-avx2-f16c-fma-sse41";
+  if (target == "x86-64-avx512") return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
+  if (target == "arm-64") return "arm-64-linux";
+  std::string known;
+  for (const std::string& k : knownTargets()) known += (known.empty() ? "" : ", ") + k;
+  throw CompileError("unknown target \"" + target + "\" (kime knows " + known + ")");
+}
+
+static int lanesOf(const std::string& target) {
+  if (target == "x86-64-avx512") return 16;
+  if (target == "x86-64-avx2") return 8;
+  return 4;
+}
+
+static Halide::Target kernelTarget(const std::string& target) {
+  // Kernels carry no runtime of their own: the shared object gets exactly one.
+  return Halide::Target(halideTarget(target)).with_feature(Halide::Target::NoRuntime);
+}
+
+// A temporary directory removed when it goes out of scope, whatever happens.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kime-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw CompileError("cannot make a temporary directory");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs argv without a shell; returns its exit status and puts its output in `out`.
+static int run(const std::vector<std::string>& argv, std::string& out, const fs::path& logFile) {
+  pid_t pid = fork();
+  if (pid < 0) throw CompileError("cannot start " + argv[0]);
+  if (pid == 0) {
+    FILE* log = std::fopen(logFile.c_str(), "w");
+    if (log) {
+      dup2(fileno(log), 1);
+      dup2(fileno(log), 2);
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s\n", args[0]);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream in(logFile);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+std::string compileSharedObject(const std::vector<KernelSpec>& specs,
+                                const std::vector<std::string>& names, const std::string& target,
+                                int jobs) {
+  TempDir dir;
+  std::vector<std::string> objects(specs.size());
+  std::atomic<size_t> next{0};
+  std::mutex errorMutex;
+  std::string error;
+  auto worker = [&] {
+    for (size_t i = next++; i < specs.size(); i = next++) {
+      try {
+        HalideKernel k = buildKernel(specs[i], lanesOf(target));
+        objects[i] = (dir.path() / (names[i] + ".o")).string();
+        k.pipeline.compile_to({{Halide::OutputFileType::object, objects[i]}}, k.args, names[i],
+                              kernelTarget(target));
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (error.empty()) error = "kernel " + names[i] + " for " + target + ": " + e.what();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, jobs); ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  if (!error.empty()) throw CompileError(error);
+
+  std::string runtime = (dir.path() / "halide_runtime.o").string();
+  Halide::compile_standalone_runtime(runtime, Halide::Target(halideTarget(target)));
+  std::string so = (dir.path() / "kernels.so").string();
+  std::vector<std::string> argv = {KIME_LLD, "-shared", "--build-id=none", "--strip-all",
+                                   "--hash-style=both", "-o", so};
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  argv.push_back(runtime);
+  std::string log;
+  if (run(argv, log, dir.path() / "link.log") != 0)
+    throw CompileError("linking the " + target + " kernels failed: " + log);
+  return json::readFile(so);
+}
+
+std::string loweredKernel(const KernelSpec& spec, const std::string& name, const std::string& target) {
+  TempDir dir;
+  HalideKernel k = buildKernel(spec, lanesOf(target));
+  fs::path stmt = dir.path() / (name + ".stmt");
+  k.pipeline.compile_to({{Halide::OutputFileType::stmt, stmt.string()}}, k.args, name,
+                        kernelTarget(target));
+  return json::readFile(stmt.string());
+}
+
+std::string kernelAssembly(const KernelSpec& spec, const std::string& name, const std::string& target) {
+  TempDir dir;
+  HalideKernel k = buildKernel(spec, lanesOf(target));
+  fs::path s = dir.path() / (name + ".s");
+  k.pipeline.compile_to({{Halide::OutputFileType::assembly, s.string()}}, k.args, name,
+                        kernelTarget(target));
+  return json::readFile(s.string());
+}
+
+}  // namespace kime::cpu

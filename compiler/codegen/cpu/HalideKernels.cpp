@@ -1,0 +1,234 @@
+#include "HalideKernels.h"
+
+#include "support/Diagnostic.h"
+
+namespace kime::cpu {
+
+using namespace Halide;
+
+namespace {
+
+// Rows of output each parallel task computes; a row is computed the same way whatever the
+// number of threads or rows, so results are bit-identical across both.
+constexpr int kRowTile = 4;
+
+// The largest of 16/8/4/2/1 lanes that divides `width` and fits `vector`.
+int lanesFor(int64_t width, int vector) {
+  for (int l = vector; l > 1; l /= 2)
+    if (width % l == 0) return l;
+  return 1;
+}
+
+// An index read from a buffer, clamped into `table`'s rows (dimension 1) so a bad index can
+// never read outside it; the batch check already refused ids past the vocabulary.
+Expr rowOf(Expr i, const ImageParam& table) {
+  return clamp(cast<int>(i), 0, table.dim(1).extent() - 1);
+}
+
+// The norm of each row of `x` (width k), times gain (+ bias): a Func of (c, r).
+Func normRows(const std::string& kind, double eps, Func x, int64_t k, const ImageParam* g,
+              const ImageParam* b, Var c, Var r, Func& stat) {
+  RDom kk(0, int(k));
+  Func out("normed");
+  if (kind == "none") {
+    out(c, r) = x(c, r);
+    return out;
+  }
+  Expr n = float(k);
+  if (kind == "rms") {
+    stat(r) = Tuple(0.0f, 0.0f);
+    stat(r) = Tuple(0.0f, stat(r)[1] + x(kk, r) * x(kk, r));
+    Expr inv = 1.0f / sqrt(stat(r)[1] / n + float(eps));
+    out(c, r) = x(c, r) * inv * (*g)(c);
+  } else {
+    // Mean first, then the variance around it: the two-pass form keeps f32 error small.
+    Func mean("mean");
+    mean(r) = 0.0f;
+    mean(r) += x(kk, r);
+    stat(r) = Tuple(mean(r) / n, 0.0f);
+    Expr d = x(kk, r) - stat(r)[0];
+    stat(r) = Tuple(stat(r)[0], stat(r)[1] + d * d);
+    Expr inv = 1.0f / sqrt(stat(r)[1] / n + float(eps));
+    out(c, r) = (x(c, r) - stat(r)[0]) * inv * (*g)(c) + (*b)(c);
+    mean.compute_at(stat, r);
+  }
+  return out;
+}
+
+std::vector<Argument> argsOf(std::initializer_list<const ImageParam*> params) {
+  std::vector<Argument> a;
+  for (const ImageParam* p : params)
+    if (p) a.push_back(*p);
+  return a;
+}
+
+HalideKernel embed(const KernelSpec& s, int vector) {
+  ImageParam ids(UInt(32), 1, "ids"), tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"),
+      qtype(UInt(8), 1, "qtype"), tok(Float(32), 2, "tok"), type(Float(32), 2, "type"),
+      pos(Float(32), 2, "pos");
+  Var c("c"), r("r");
+  Func out("embed");
+  Expr seq = clamp(tokseq(r), 0, qtype.dim(0).extent() - 1);
+  Expr e = tok(c, rowOf(ids(r), tok)) + type(c, rowOf(qtype(seq), type));
+  if (s.learnedPos) e += pos(c, rowOf(tokpos(r), pos));
+  out(c, r) = e;
+
+  out.bound(c, 0, int(s.out));
+  Var ro("ro"), ri("ri");
+  out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro)
+      .vectorize(c, lanesFor(s.out, vector));
+  std::vector<Argument> args = argsOf({&ids, &tokseq, &tokpos, &qtype, &tok, &type});
+  if (s.learnedPos) args.push_back(pos);
+  return {Pipeline(out), args};
+}
+
+HalideKernel linear(const KernelSpec& s, int vector) {
+  ImageParam x(Float(32), 2, "x"), ng(Float(32), 1, "norm_weight"), nb(Float(32), 1, "norm_bias"),
+      w(Float(32), 2, "weight"), bias(Float(32), 1, "bias"), wu(Float(32), 2, "weight_up"),
+      biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"), rcos(Float(32), 2, "rope_cos"),
+      rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual");
+  Var c("c"), r("r"), o("o");
+  Func xin("xin");
+  xin(c, r) = x(c, r);
+  Func stat("stat");
+  Func xn = normRows(s.norm, s.eps, xin, s.in, &ng, &nb, c, r, stat);
+
+  // The matmul: weights are packed transposed ([in, out], out fastest), so a vector of outputs
+  // takes one FMA per input element.
+  RDom k(0, int(s.in));
+  Func acc("acc"), accu("acc_up");
+  acc(o, r) = s.bias ? bias(o) : 0.0f;
+  acc(o, r) += xn(k, r) * w(o, k);
+  Expr y = acc(o, r);
+  if (s.act == "swiglu") {
+    accu(o, r) = s.bias ? biasu(o) : 0.0f;
+    accu(o, r) += xn(k, r) * wu(o, k);
+    y = y / (1.0f + exp(-y)) * accu(o, r);
+  } else if (s.act == "gelu") {
+    y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
+  }
+  if (s.ropeHeads > 0) {
+    // Rotate half within each head: element i < hd/2 pairs with i + hd/2.
+    const int hd = int(s.out / s.ropeHeads), half = hd / 2;
+    Expr i = o % hd, j = i % half;
+    Expr first = i < half;
+    Expr partner = acc(clamp(select(first, o + half, o - half), 0, int(s.out) - 1), r);
+    Expr p = clamp(tokpos(r), 0, rcos.dim(1).extent() - 1);
+    y = y * rcos(j, p) + select(first, -partner, partner) * rsin(j, p);
+  }
+  if (s.residual) y = res(o, r) + y;
+  Func out("linear");
+  out(o, r) = y;
+
+  // Schedule: tasks of kRowTile rows; the accumulators of a tile stay in a stack buffer.
+  const int lanes = lanesFor(s.out, vector);
+  out.bound(o, 0, int(s.out));
+  Var ro("ro"), ri("ri");
+  out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
+  for (Func* f : {&acc, &accu}) {
+    if (!f->defined()) continue;
+    f->compute_at(out, ro).store_in(MemoryType::Stack).vectorize(o, lanes);
+    f->update().reorder(o, r, k).vectorize(o, lanes);
+  }
+  if (s.norm != "none") {
+    stat.compute_at(out, ro).store_in(MemoryType::Stack);
+    xn.compute_at(out, ro).store_in(MemoryType::Stack).vectorize(c, lanesFor(s.in, vector));
+  }
+  std::vector<Argument> args = {x};
+  if (s.norm != "none") args.push_back(ng);
+  if (s.norm == "layer") args.push_back(nb);
+  args.push_back(w);
+  if (s.bias) args.push_back(bias);
+  if (s.act == "swiglu") {
+    args.push_back(wu);
+    if (s.bias) args.push_back(biasu);
+  }
+  if (s.ropeHeads > 0) {
+    args.push_back(tokpos);
+    args.push_back(rcos);
+    args.push_back(rsin);
+  }
+  if (s.residual) args.push_back(res);
+  return {Pipeline(out), args};
+}
+
+HalideKernel attention(const KernelSpec& s, int vector) {
+  ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"),
+      tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"), cu(UInt(32), 1, "cu");
+  const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads);
+  Var c("c"), t("t"), h("h"), d("d");
+  // The query's sequence: it starts `tokpos` tokens before the query and has `len` tokens.
+  Expr seq = clamp(tokseq(t), 0, cu.dim(0).extent() - 2);
+  Expr start = t - tokpos(t);
+  Expr len = cast<int>(cu(seq + 1)) - cast<int>(cu(seq));
+  RDom j(0, int(s.maxLen));
+  j.where(j < len);
+  Expr kh = h / group;
+  Func qs("qs");
+  qs(d, h, t) = q(h * hd + d, t) * float(s.scale);
+  // The score of key j is recomputed in each pass rather than stored: no [T, T] buffer exists,
+  // and the `where` keeps every pass inside the query's own sequence.
+  Func s1("qk"), mx("mx"), den("den"), num("num");
+  Var jv("jv");
+  RDom e(0, hd);
+  s1(jv, h, t) = sum(qs(e, h, t) * k(kh * hd + e, clamp(start + jv, 0, k.dim(1).extent() - 1)));
+  mx(h, t) = -std::numeric_limits<float>::infinity();
+  mx(h, t) = max(mx(h, t), s1(j, h, t));
+  den(h, t) = 0.0f;
+  den(h, t) += exp(s1(j, h, t) - mx(h, t));
+  num(d, h, t) = 0.0f;
+  num(d, h, t) += exp(s1(j, h, t) - mx(h, t)) * v(kh * hd + d, clamp(start + j, 0, v.dim(1).extent() - 1));
+  Func out("attention");
+  out(c, t) = num(c % hd, c / hd, t) / den(c / hd, t);
+
+  out.bound(c, 0, int(s.in));
+  out.parallel(t).vectorize(c, lanesFor(s.in, vector));
+  qs.compute_at(out, t).store_in(MemoryType::Stack);
+  mx.compute_at(out, t).store_in(MemoryType::Stack);
+  den.compute_at(out, t).store_in(MemoryType::Stack);
+  num.compute_at(out, t).store_in(MemoryType::Stack).vectorize(d, lanesFor(hd, vector));
+  num.update().reorder(d, j, h).vectorize(d, lanesFor(hd, vector));
+  return {Pipeline(out), {q, k, v, tokseq, tokpos, cu}};
+}
+
+HalideKernel head(const KernelSpec& s, int vector) {
+  ImageParam x(Float(32), 2, "x"), ng(Float(32), 1, "norm_weight"), nb(Float(32), 1, "norm_bias"),
+      rows(Int(32), 1, "rows"), w(Float(32), 2, "weight"), bias(Float(32), 1, "bias");
+  Var c("c"), n("n"), o("o");
+  // A row index of -1 (an empty sequence's first row) reads zeros after the norm.
+  Expr ri = rows(n);
+  Func xr("xr");
+  xr(c, n) = x(c, clamp(ri, 0, x.dim(1).extent() - 1));
+  Func stat("stat");
+  Func xn = normRows(s.norm, s.eps, xr, s.in, &ng, &nb, c, n, stat);
+  RDom k(0, int(s.in));
+  Func acc("acc");
+  acc(o, n) = s.bias ? bias(o) : 0.0f;
+  acc(o, n) += select(ri >= 0, xn(k, n), 0.0f) * w(o, k);
+  Func out("head");
+  out(o, n) = acc(o, n);
+  out.bound(o, 0, int(s.out));
+  xn.compute_at(out, n).store_in(MemoryType::Stack);
+  if (s.norm != "none") stat.compute_at(out, n).store_in(MemoryType::Stack);
+  acc.compute_at(out, n).store_in(MemoryType::Stack);
+  (void)vector;
+  std::vector<Argument> args = {x};
+  if (s.norm != "none") args.push_back(ng);
+  if (s.norm == "layer") args.push_back(nb);
+  args.push_back(rows);
+  args.push_back(w);
+  if (s.bias) args.push_back(bias);
+  return {Pipeline(out), args};
+}
+
+}  // namespace
+
+HalideKernel buildKernel(const KernelSpec& s, int vector) {
+  if (s.kind == "embed") return embed(s, vector);
+  if (s.kind == "linear") return linear(s, vector);
+  if (s.kind == "attention") return attention(s, vector);
+  if (s.kind == "head") return head(s, vector);
+  throw CompileError("internal: no CPU kernel for class \"" + s.kind + "\"");
+}
+
+}  // namespace kime::cpu

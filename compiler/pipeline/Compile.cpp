@@ -1,0 +1,215 @@
+#include "Compile.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "Lowering.h"
+#include "artifact/ArtifactWriter.h"
+#include "buckets/Buckets.h"
+#include "codegen/cpu/CpuCodegen.h"
+#include "common/BatchGen.h"
+#include "import/GraphImport.h"
+#include "kime/runtime.h"
+#include "mlir/IR/MLIRContext.h"
+#include "reference/Reference.h"
+#include "support/Diagnostic.h"
+
+namespace kime {
+
+using OJson = nlohmann::ordered_json;
+
+namespace {
+
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+OJson argJson(const PlanArg& a) {
+  if (a.source == PlanArg::Source::Weight) return {{"src", "weight"}, {"id", a.weight}};
+  OJson j = {{"src", a.source == PlanArg::Source::Arena ? "arena" : "input"}};
+  if (a.source == PlanArg::Source::Arena) j["offset"] = a.offset;
+  else j["name"] = a.input;
+  j["rows"] = a.rows;
+  j["bound"] = a.rowCount;
+  j["cols"] = a.cols;
+  j["dtype"] = a.dtype;
+  return j;
+}
+
+OJson bucketJson(const BucketPlan& p, const KernelRegistry& k) {
+  OJson steps = OJson::array();
+  for (const PlanStep& s : p.steps) {
+    OJson args = OJson::array();
+    for (const PlanArg& a : s.args) args.push_back(argJson(a));
+    steps.push_back({{"kernel", s.kernel}, {"name", k.name(s.kernel)}, {"node", s.node},
+                     {"flops", s.flops}, {"args", args}});
+  }
+  return {{"tokens", p.bucket.tokens}, {"seqs", p.bucket.seqs}, {"markers", p.bucket.markers},
+          {"arena", p.arena}, {"steps", steps}, {"logits", argJson(p.logits)}, {"act", argJson(p.act)}};
+}
+
+// The longest sequence a learned position table allows (0: no table): the rows of a table
+// gathered by positions.
+size_t learnedPositions(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (n.kind != OpKind::GatherRows) continue;
+    for (const Node& p : g.nodes)
+      if (p.kind == OpKind::Positions && n.operands[1] == p.name)
+        for (const WeightDecl& w : g.weights)
+          if (w.name == n.operands[0]) return size_t(w.shape[0]);
+  }
+  return 0;
+}
+
+bool close(double got, double want) {
+  double err = std::fabs(got - want);
+  return err <= 1e-4 || err <= 1e-4 * std::fabs(want);
+}
+
+// Runs every bucket of the written artifact on generated batches and compares each output with
+// the reference evaluator.
+void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& ck,
+                    const std::vector<Stage>& stages, std::ostream& log) {
+  auto model = Model::open(path);
+  if (!model) throw CompileError("--verify: " + model.error().text());
+  RefWeights w = loadRefWeights(g, ck);
+  const size_t cap = learnedPositions(g);
+  size_t checked = 0;
+  for (const Stage& st : stages) {
+    auto exec = Executor::create(*model, st.name);
+    if (!exec) throw CompileError("--verify: " + exec.error().text());
+    for (size_t i = 0; i < st.buckets.size(); ++i) {
+      const Bucket& b = st.buckets[i];
+      double worst = 0;
+      for (auto& nb : tools::bucketBatches(b, size_t(g.vocab), size_t(g.types), cap, 7 + i)) {
+        Outputs got;
+        Bucket used;
+        if (auto err = (*exec)->run(nb.batch.view(), got, &used))
+          throw CompileError("--verify: stage " + st.name + " " + describe(b) + ", " + nb.name + ": " + err->text());
+        RefOutputs want;
+        if (auto err = evaluateReference(g, w, nb.batch.view(), want))
+          throw CompileError("--verify: reference: " + err->text());
+        auto cmp = [&](double x, double y, const std::string& what) {
+          worst = std::max(worst, std::fabs(x - y));
+          if (!close(x, y))
+            throw CompileError("--verify: stage " + st.name + " bucket " + describe(b) + ", batch \"" +
+                               nb.name + "\": " + what + " is " + std::to_string(x) + " but the reference says " +
+                               std::to_string(y));
+        };
+        for (size_t k = 0; k < want.logits.size(); ++k) cmp(got.logits[k], want.logits[k], "logit " + std::to_string(k));
+        for (size_t s = 0; s < want.act.size(); ++s)
+          for (int c = 0; c < 2; ++c) cmp(got.act[s][c], want.act[s][c], "act " + std::to_string(s));
+        ++checked;
+      }
+      log << "verify: stage " << st.name << " bucket " << describe(b) << ": ok (max abs diff "
+          << std::scientific << std::setprecision(2) << worst << std::defaultfloat << ")\n";
+    }
+  }
+  log << "verify: " << checked << " batches match the reference within 1e-4\n";
+}
+
+}  // namespace
+
+void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log) {
+  auto start = std::chrono::steady_clock::now();
+  Graph g = readGraphFile(o.graph);
+  auto ck = Checkpoint::open(o.weights);
+  ck->checkAgainst(g);
+  std::vector<Stage> stages = readBucketsFile(o.buckets);
+  for (const std::string& t : o.targets) cpu::halideTarget(t);  // refuses unknown ones early
+  if (o.emit.empty() && o.targets.empty()) throw CompileError("no --target given");
+  if (o.emit.empty() && o.output.empty()) throw CompileError("no output file given (-o)");
+
+  // Distinct buckets, in order of first appearance; stages refer to them by index.
+  std::vector<Bucket> buckets;
+  OJson stagesJson = OJson::array();
+  int64_t ropeRows = 1;
+  for (const Stage& st : stages) {
+    OJson ids = OJson::array();
+    for (const Bucket& b : st.buckets) {
+      auto it = std::find(buckets.begin(), buckets.end(), b);
+      ids.push_back(it - buckets.begin());
+      if (it == buckets.end()) buckets.push_back(b);
+      ropeRows = std::max<int64_t>(ropeRows, b.tokens);
+    }
+    stagesJson.push_back({{"name", st.name}, {"buckets", ids}});
+  }
+
+  mlir::MLIRContext ctx;
+  WeightPacker weights(*ck);
+  KernelRegistry kernels;
+  OJson bucketsJson = OJson::array();
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    size_t before = kernels.specs.size();
+    std::string mlirText;
+    BucketPlan plan = lowerBucket(ctx, g, buckets[i], ropeRows, weights, kernels,
+                                  o.emit == "mlir" ? &mlirText : nullptr);
+    if (o.emit == "mlir") out << "// bucket " << describe(buckets[i]) << "\n" << mlirText;
+    bucketsJson.push_back(bucketJson(plan, kernels));
+    log << "[" << i + 1 << "/" << buckets.size() << "] bucket " << describe(buckets[i]) << ": "
+        << plan.steps.size() << " kernel calls, " << kernels.specs.size() - before
+        << " new kernels, arena " << plan.arena << " bytes, " << std::fixed << std::setprecision(2)
+        << seconds(t0) << " s" << std::defaultfloat << "\n";
+  }
+  if (o.emit == "mlir") return;
+  if (o.emit == "plan") {
+    out << OJson({{"buckets", bucketsJson}, {"stages", stagesJson}}).dump(1) << "\n";
+    return;
+  }
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kernels.specs.size(); ++i) names.push_back(kernels.name(int64_t(i)));
+  if (o.emit == "halide") {
+    std::string target = o.targets.empty() ? "x86-64-avx2" : o.targets.front();
+    for (size_t i = 0; i < kernels.specs.size(); ++i)
+      out << "// kernel " << names[i] << ": " << kernels.specs[i].key() << "\n"
+          << cpu::loweredKernel(kernels.specs[i], names[i], target);
+    return;
+  }
+  if (!o.emit.empty()) throw CompileError("--emit must be mlir, plan or halide, not \"" + o.emit + "\"");
+
+  std::vector<Section> sections;
+  OJson weightsJson = OJson::array();
+  for (const PackedWeight& w : weights.weights())
+    weightsJson.push_back({{"name", w.name}, {"layout", w.layout}, {"shape", w.shape}, {"offset", w.offset}});
+  OJson kernelsJson = OJson::array();
+  for (size_t i = 0; i < kernels.specs.size(); ++i)
+    kernelsJson.push_back({{"name", names[i]}, {"kind", kernels.specs[i].kind}, {"key", kernels.specs[i].key()}});
+  OJson manifest = {
+      {"format", 1}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types},
+      {"signature", {{"inputs", {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
+                     {"outputs", {"logits [M] f32", "act [S, 2] f32"}}}},
+      {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}}},
+      {"buckets", bucketsJson}, {"stages", stagesJson}};
+  sections.push_back({"manifest", manifest.dump(1)});
+  sections.push_back({"weights.cpu", weights.sectionBytes()});
+  for (const std::string& t : o.targets) {
+    auto t0 = std::chrono::steady_clock::now();
+    sections.push_back({"code.cpu." + t, cpu::compileSharedObject(kernels.specs, names, t, o.jobs)});
+    log << "codegen " << t << ": " << names.size() << " kernels, " << sections.back().bytes.size()
+        << " bytes, " << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
+  }
+  if (!o.verify) {
+    writeArtifact(o.output, sections);
+  } else {
+    // Checked under a temporary name and renamed into place only once it matches the reference.
+    std::string tmp = o.output + ".verify.tmp";
+    writeArtifact(tmp, sections);
+    try {
+      verifyArtifact(tmp, g, *ck, stages, log);
+    } catch (...) {
+      std::remove(tmp.c_str());
+      throw;
+    }
+    if (std::rename(tmp.c_str(), o.output.c_str()) != 0)
+      throw CompileError(o.output + ": cannot write the verified artifact");
+  }
+  log << "wrote " << o.output << " in " << std::fixed << std::setprecision(2) << seconds(start) << " s"
+      << std::defaultfloat << "\n";
+}
+
+}  // namespace kime

@@ -1,0 +1,25 @@
+// kime-compile's work: Graph + checkpoint + buckets -> one artifact.
+#ifndef KIME_PIPELINE_COMPILE_H
+#define KIME_PIPELINE_COMPILE_H
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kime {
+
+struct CompileOptions {
+  std::string graph, weights, buckets, output;
+  std::vector<std::string> targets;  // CPU targets, e.g. x86-64-avx2
+  std::string emit;                  // "", mlir, plan, halide
+  bool verify = false;
+  int jobs = 1;
+};
+
+// Compiles, or prints the stage `emit` asks for to `out`. Progress goes to `log`. Throws
+// CompileError; the output file is written only once everything succeeded.
+void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log);
+
+}  // namespace kime
+
+#endif  // KIME_PIPELINE_COMPILE_H

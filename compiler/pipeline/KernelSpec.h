@@ -1,0 +1,62 @@
+// What codegen needs to know about one kernel, and what the plan needs to call it: plain C++,
+// read off a planned `kime.kernel` op. CPU (Halide) and CUDA codegen both start from here.
+#ifndef KIME_PIPELINE_KERNELSPEC_H
+#define KIME_PIPELINE_KERNELSPEC_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kime {
+
+// The static choices of one kernel. Two kernels with the same key are the same code.
+struct KernelSpec {
+  std::string kind;  // embed | linear | attention | head
+  // linear, head: the input rows' norm
+  std::string norm = "none";  // none | rms | layer
+  double eps = 0;
+  // linear
+  std::string act = "none";  // none | gelu | swiglu
+  bool bias = false, residual = false;
+  int64_t ropeHeads = 0;  // 0: no RoPE
+  double ropeTheta = 0;
+  int64_t ropeRows = 0;  // rows of the cos/sin tables: the longest sequence any bucket allows
+  // embed
+  bool learnedPos = false;
+  // attention
+  int64_t heads = 0, kvHeads = 0;
+  double scale = 0;
+  int64_t maxLen = 0;  // the bucket's token bound: the longest possible sequence
+  // head
+  std::string rows;  // markers | first
+  // widths: embed (out = D); linear (in = K, out = O); attention (in = q width, out = q width,
+  // kvWidth); head (in = D, out = O)
+  int64_t in = 0, out = 0, kvWidth = 0;
+
+  std::string key() const;
+};
+
+// One argument of a kernel call in a plan.
+struct PlanArg {
+  enum class Source { Arena, Weight, Input };
+  Source source = Source::Arena;
+  int64_t offset = 0;    // Arena: byte offset
+  int64_t weight = -1;   // Weight: index into the packed weights
+  std::string input;     // Input: ids, qtype, cu, tokseq, tokpos, marker_rows, first_rows
+  // Shape, innermost first as Halide sees it: cols (0 for a vector), then rows.
+  int64_t cols = 0;
+  std::string rows;      // T, S, M, S+1: the batch's count at run time; "" for a static size
+  int64_t rowCount = 0;  // the static size, or the bucket's bound of `rows`
+  std::string dtype = "f32";  // f32 | i32 | u32 | u8
+};
+
+struct PlanStep {
+  int64_t kernel = -1;  // index into the artifact's kernels
+  std::string node;     // the graph node it ends at (for messages and profiles)
+  std::vector<PlanArg> args;  // in the kernel's argument order; the output last
+  double flops = 0;           // matmul FLOPs at the bucket's bounds, per row of output
+};
+
+}  // namespace kime
+
+#endif  // KIME_PIPELINE_KERNELSPEC_H

@@ -1,0 +1,213 @@
+#include "Lowering.h"
+
+#include "import/GraphImport.h"
+#include "kime/Transforms/Passes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "support/Diagnostic.h"
+
+namespace kime {
+
+using namespace mlir;
+using mlir::kime::KernelOp;
+using mlir::kime::KimeTensorType;
+using mlir::kime::WeightOp;
+
+int64_t KernelRegistry::intern(const KernelSpec& s) {
+  auto [it, added] = byKey.emplace(s.key(), int64_t(specs.size()));
+  if (added) specs.push_back(s);
+  return it->second;
+}
+
+std::string KernelRegistry::name(int64_t i) const {
+  return "k" + std::to_string(i) + "_" + specs[size_t(i)].kind;
+}
+
+namespace {
+
+const char* symName(shapes::Sym s, int64_t offset) {
+  switch (s) {
+    case shapes::Sym::T: return "T";
+    case shapes::Sym::S: return offset ? "S+1" : "S";
+    case shapes::Sym::M: return "M";
+    case shapes::Sym::None: return "";
+  }
+  return "";
+}
+
+// A planned value's place and shape.
+PlanArg arenaArg(Value v) {
+  auto k = v.getDefiningOp<KernelOp>();
+  if (!k || !k.getOffset()) throw CompileError("internal: a kernel reads a value with no arena offset");
+  shapes::Shape s = cast<KimeTensorType>(v.getType()).toShape();
+  PlanArg a;
+  a.source = PlanArg::Source::Arena;
+  a.offset = *k.getOffset();
+  const shapes::Dim& rows = s.dims[0];
+  a.rows = symName(rows.sym, rows.value);
+  a.rowCount = rows.isStatic() ? rows.value : rows.bound;
+  a.cols = s.rank() > 1 ? s.dims[1].value : 0;
+  return a;
+}
+
+PlanArg inputArg(const char* name, const char* rows, int64_t bound, const char* dtype) {
+  PlanArg a;
+  a.source = PlanArg::Source::Input;
+  a.input = name;
+  a.rows = rows;
+  a.rowCount = bound;
+  a.dtype = dtype;
+  return a;
+}
+
+class StepBuilder {
+ public:
+  StepBuilder(const Bucket& b, int64_t ropeRows, WeightPacker& w) : b_(b), ropeRows_(ropeRows), w_(w) {}
+
+  PlanArg weight(KernelOp k, const char* role, const char* layout) {
+    auto op = k.arg(role).getDefiningOp<WeightOp>();
+    if (!op) throw CompileError("internal: kernel operand \"" + std::string(role) + "\" is not a weight");
+    int64_t id = w_.use(op.getNode().str(), layout);
+    return weightArg(id);
+  }
+  PlanArg weightArg(int64_t id) {
+    const PackedWeight& pw = w_.weights()[size_t(id)];
+    PlanArg a;
+    a.source = PlanArg::Source::Weight;
+    a.weight = id;
+    a.rowCount = pw.shape[0];
+    a.cols = pw.shape.size() > 1 ? pw.shape[1] : 0;
+    return a;
+  }
+  PlanArg tokens(const char* name) { return inputArg(name, "T", b_.tokens, "i32"); }
+
+  void norm(KernelOp k, KernelSpec& s, PlanStep& step) {
+    s.norm = config<StringAttr>(k, "norm").str();
+    if (s.norm == "none") return;
+    s.eps = config<FloatAttr>(k, "eps").getValueAsDouble();
+    step.args.push_back(weight(k, "norm.weight", "rows"));
+    if (s.norm == "layer") step.args.push_back(weight(k, "norm.bias", "rows"));
+  }
+
+  PlanStep build(KernelOp k, KernelSpec& s) {
+    PlanStep step;
+    step.node = k.getNode().str();
+    s.kind = k.getKind().str();
+    shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
+    s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
+    if (s.kind == "embed") {
+      step.args = {inputArg("ids", "T", b_.tokens, "u32"), tokens("tokseq"), tokens("tokpos"),
+                   inputArg("qtype", "S", b_.seqs, "u8"), weight(k, "tok", "rows"),
+                   weight(k, "type", "rows")};
+      s.learnedPos = bool(k.arg("pos"));
+      if (s.learnedPos) step.args.push_back(weight(k, "pos", "rows"));
+    } else if (s.kind == "linear") {
+      PlanArg x = arenaArg(k.arg("x"));
+      s.in = x.cols;
+      step.args.push_back(x);
+      norm(k, s, step);
+      s.act = config<StringAttr>(k, "act").str();
+      step.args.push_back(weight(k, "weight", "transposed"));
+      s.bias = bool(k.arg("bias"));
+      if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
+      if (s.act == "swiglu") {
+        step.args.push_back(weight(k, "weight.up", "transposed"));
+        if (bool(k.arg("bias.up")) != s.bias)
+          throw CompileError("kernel \"" + step.node + "\": gate and up must both have a bias or neither");
+        if (s.bias) step.args.push_back(weight(k, "bias.up", "rows"));
+      }
+      if (auto heads = k.getConfig().getAs<IntegerAttr>("rope_heads")) {
+        s.ropeHeads = heads.getInt();
+        s.ropeTheta = config<FloatAttr>(k, "rope_theta").getValueAsDouble();
+        s.ropeRows = ropeRows_;
+        const int64_t hd = s.out / s.ropeHeads;
+        step.args.push_back(tokens("tokpos"));
+        step.args.push_back(weightArg(w_.ropeTable(false, hd, s.ropeTheta, ropeRows_)));
+        step.args.push_back(weightArg(w_.ropeTable(true, hd, s.ropeTheta, ropeRows_)));
+      }
+      s.residual = bool(k.arg("residual"));
+      if (s.residual) step.args.push_back(arenaArg(k.arg("residual")));
+      step.flops = 2.0 * double(s.in) * double(s.out) * (s.act == "swiglu" ? 2 : 1);
+    } else if (s.kind == "attention") {
+      PlanArg q = arenaArg(k.arg("q")), kk = arenaArg(k.arg("k"));
+      s.in = q.cols;
+      s.kvWidth = kk.cols;
+      s.heads = config<IntegerAttr>(k, "heads").getInt();
+      s.kvHeads = config<IntegerAttr>(k, "kv_heads").getInt();
+      s.scale = config<FloatAttr>(k, "scale").getValueAsDouble();
+      s.maxLen = b_.tokens;
+      step.args = {q, kk, arenaArg(k.arg("v")), tokens("tokseq"), tokens("tokpos"),
+                   inputArg("cu", "S+1", b_.seqs + 1, "u32")};
+    } else if (s.kind == "head") {
+      PlanArg x = arenaArg(k.arg("x"));
+      s.in = x.cols;
+      step.args.push_back(x);
+      norm(k, s, step);
+      s.rows = config<StringAttr>(k, "rows").str();
+      step.args.push_back(s.rows == "markers" ? inputArg("marker_rows", "M", b_.markers, "i32")
+                                              : inputArg("first_rows", "S", b_.seqs, "i32"));
+      step.args.push_back(weight(k, "weight", "transposed"));
+      s.bias = bool(k.arg("bias"));
+      if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
+      s.out = step.args[step.args.size() - (s.bias ? 2 : 1)].cols;
+      step.flops = 2.0 * double(s.in) * double(s.out);
+    }
+    PlanArg out = arenaArg(k.getResult());
+    if (s.kind == "head") out.cols = s.out;  // [M] logits are [M, 1] to the kernel
+    step.args.push_back(out);
+    return step;
+  }
+
+ private:
+  template <typename A>
+  A config(KernelOp k, const char* key) {
+    auto a = k.getConfig().getAs<A>(key);
+    if (!a) throw CompileError("internal: kernel \"" + k.getNode().str() + "\" lacks config " + key);
+    return a;
+  }
+
+  const Bucket& b_;
+  int64_t ropeRows_;
+  WeightPacker& w_;
+};
+
+}  // namespace
+
+BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, int64_t ropeRows,
+                       WeightPacker& weights, KernelRegistry& kernels, std::string* mlirOut) {
+  OwningOpRef<ModuleOp> module = importGraph(ctx, g);
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic& d) {
+    diagnostics += (diagnostics.empty() ? "" : "\n") + d.str();
+    return success();
+  });
+  PassManager pm(&ctx);
+  mlir::kime::buildBucketPipeline(pm, bucket.tokens, bucket.seqs, bucket.markers);
+  if (failed(pm.run(*module)))
+    throw CompileError("graph \"" + g.name + "\", bucket {tokens " + std::to_string(bucket.tokens) +
+                       ", seqs " + std::to_string(bucket.seqs) + ", markers " +
+                       std::to_string(bucket.markers) + "}: " + diagnostics);
+  if (mlirOut) {
+    llvm::raw_string_ostream os(*mlirOut);
+    module->print(os);
+  }
+
+  BucketPlan plan;
+  plan.bucket = bucket;
+  StepBuilder sb(bucket, ropeRows, weights);
+  for (auto fn : module->getOps<func::FuncOp>()) {
+    plan.arena = fn->getAttrOfType<IntegerAttr>(mlir::kime::kArenaAttr).getInt();
+    for (KernelOp k : fn.getOps<KernelOp>()) {
+      KernelSpec spec;
+      PlanStep step = sb.build(k, spec);
+      step.kernel = kernels.intern(spec);
+      plan.steps.push_back(std::move(step));
+    }
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    plan.logits = arenaArg(ret.getOperand(0));
+    plan.act = arenaArg(ret.getOperand(1));
+  }
+  return plan;
+}
+
+}  // namespace kime

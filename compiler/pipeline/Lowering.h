@@ -1,0 +1,46 @@
+// One bucket of a Graph, lowered: the pass pipeline, then the kernel calls read off the IR.
+#ifndef KIME_PIPELINE_LOWERING_H
+#define KIME_PIPELINE_LOWERING_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "KernelSpec.h"
+#include "WeightPacker.h"
+#include "graph/Graph.h"
+#include "kime/batch.h"
+
+namespace mlir {
+class MLIRContext;
+}
+
+namespace kime {
+
+// The distinct kernels of an artifact; identical ones (same key) are kept once.
+struct KernelRegistry {
+  std::vector<KernelSpec> specs;
+  std::map<std::string, int64_t> byKey;
+
+  int64_t intern(const KernelSpec& s);
+  std::string name(int64_t i) const;  // the symbol: "k3_linear"
+};
+
+struct BucketPlan {
+  Bucket bucket;
+  int64_t arena = 0;  // bytes
+  std::vector<PlanStep> steps;
+  PlanArg logits, act;  // where the outputs are in the arena
+};
+
+// Runs kime-specialize-bucket, kime-fuse, kime-plan-memory and kime-verify-backend-contract on
+// the graph for `bucket` and reads the plan off the result. `ropeRows` sizes RoPE tables (the
+// longest sequence of any bucket). With `mlirOut`, the planned IR is printed there.
+// Throws CompileError with the pass's diagnostics.
+BucketPlan lowerBucket(mlir::MLIRContext& ctx, const Graph& g, const Bucket& bucket,
+                       int64_t ropeRows, WeightPacker& weights, KernelRegistry& kernels,
+                       std::string* mlirOut = nullptr);
+
+}  // namespace kime
+
+#endif  // KIME_PIPELINE_LOWERING_H

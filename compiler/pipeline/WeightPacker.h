@@ -1,0 +1,46 @@
+// Pre-packs weights at compile time into the layouts the kernels read (f32), once each.
+#ifndef KIME_PIPELINE_WEIGHTPACKER_H
+#define KIME_PIPELINE_WEIGHTPACKER_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checkpoint/Safetensors.h"
+
+namespace kime {
+
+struct PackedWeight {
+  std::string name;    // checkpoint name, or "rope.cos:<hd>:<theta>" for a generated table
+  std::string layout;  // "rows" (as stored), "transposed" ([in, out] -> out fastest), "table"
+  std::vector<int64_t> shape;  // as packed, outermost first
+  std::vector<float> values;
+  int64_t offset = 0;  // in the weights section, 64-byte aligned
+};
+
+class WeightPacker {
+ public:
+  explicit WeightPacker(const Checkpoint& c) : checkpoint_(c) {}
+
+  // The id of `name` packed in `layout` ("rows" or "transposed"), packing it on first use.
+  int64_t use(const std::string& name, const std::string& layout);
+  // cos (or sin) of p * theta^(-2i/hd) for p < rows, i < hd/2, computed in f64.
+  int64_t ropeTable(bool sine, int64_t hd, double theta, int64_t rows);
+
+  const std::vector<PackedWeight>& weights() const { return weights_; }
+  // The section's bytes: every weight at its offset, little endian f32.
+  std::string sectionBytes() const;
+
+ private:
+  int64_t add(PackedWeight w);
+
+  const Checkpoint& checkpoint_;
+  std::vector<PackedWeight> weights_;
+  std::map<std::string, int64_t> ids_;
+  int64_t end_ = 0;
+};
+
+}  // namespace kime
+
+#endif  // KIME_PIPELINE_WEIGHTPACKER_H

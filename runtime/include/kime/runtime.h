@@ -1,0 +1,129 @@
+// kime runtime, C++ API: load a compiled artifact and run batches on it.
+//
+//   auto model = kime::Model::open("model.kime");          // mmap, checks, loads CPU code
+//   if (!model) { puts(model.error().text().c_str()); }
+//   auto exec = kime::Executor::create(*model, "serve");   // one stage's buckets
+//   kime::Outputs out;                                     // reused: grows, then never allocates
+//   if (auto err = exec->run(batch, out)) { ... err->text() ... }
+//
+// Semantics are the seed executor's: the batch is checked (checkBatch), the smallest bucket of
+// the stage that holds it runs it, and a batch no bucket holds is a NoBucket error naming the
+// stage, the batch's counts and the stage's largest bucket. A bucket's plan is prepared on first
+// use or ahead with prepare(); once a bucket is prepared and `out` has grown to the batch, run()
+// allocates nothing.
+//
+// Ownership: a Model owns the mapping and the loaded code; Executors keep their Model alive
+// (shared_ptr). An Executor is not thread-safe: use one per thread.
+#ifndef KIME_RUNTIME_H
+#define KIME_RUNTIME_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kime/batch.h"
+
+namespace kime {
+
+// What a backend can do (the seed's Caps).
+struct Caps {
+  std::string name;  // "cpu"
+  size_t threads = 1;
+  bool graphs = false;
+  bool unifiedMemory = true;
+};
+
+// A value or the error that prevented it.
+template <typename T>
+class Expected {
+ public:
+  Expected(T v) : v_(std::move(v)) {}          // NOLINT: implicit on purpose
+  Expected(Error e) : v_(std::move(e)) {}      // NOLINT
+  explicit operator bool() const { return v_.index() == 0; }
+  T& operator*() { return std::get<0>(v_); }
+  T* operator->() { return &std::get<0>(v_); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+struct ModelImpl;
+class Executor;
+
+// A loaded artifact. Errors while loading are Unsupported (a file that is not a usable kime
+// artifact, or code for no CPU this machine has) with a message that names the file and what is
+// wrong.
+class Model {
+ public:
+  static Expected<std::shared_ptr<Model>> open(const std::string& path);
+  ~Model();
+
+  const std::string& name() const;
+  size_t vocab() const;
+  size_t types() const;
+  // Stage names, and each stage's buckets in the order they are tried.
+  std::vector<std::string> stages() const;
+  std::vector<Bucket> buckets(const std::string& stage) const;
+  // The CPU target whose code was loaded (e.g. "x86-64-avx512").
+  const std::string& cpuTarget() const;
+  // A human-readable account: stages, buckets, arena sizes, kernels, sections and sizes.
+  std::string inspect() const;
+
+  ModelImpl& impl() { return *impl_; }
+
+ private:
+  explicit Model(std::unique_ptr<ModelImpl> impl);
+  std::unique_ptr<ModelImpl> impl_;
+};
+
+struct ExecutorOptions {
+  size_t threads = 0;  // 0: the machine's hardware threads
+};
+
+struct ExecutorImpl;
+
+class Executor {
+ public:
+  // The executor of one stage. Unsupported when the model has no such stage.
+  static Expected<std::unique_ptr<Executor>> create(std::shared_ptr<Model> model,
+                                                    const std::string& stage,
+                                                    ExecutorOptions options = {});
+  ~Executor();
+
+  // Builds the plan of the stage's bucket number `index` now rather than on first use.
+  // Idempotent. This is where memory is allocated.
+  [[nodiscard]] std::optional<Error> prepare(size_t index);
+  // The buckets with a plan built.
+  std::vector<Bucket> warm() const;
+  // Runs `batch` in the smallest bucket of the stage that holds it; `used` gets that bucket.
+  [[nodiscard]] std::optional<Error> run(const Batch& batch, Outputs& out, Bucket* used = nullptr);
+  Caps caps() const;
+  // Matmul FLOPs of the bucket's plan at `tokens` tokens (counted analytically).
+  double flops(size_t index, size_t tokens, size_t seqs, size_t markers) const;
+
+ private:
+  explicit Executor(std::unique_ptr<ExecutorImpl> impl);
+  std::unique_ptr<ExecutorImpl> impl_;
+};
+
+// Owned storage for a Batch, reused from one batch to the next (the seed's BatchBuf): once it
+// has grown, building a batch does not allocate.
+class BatchBuf {
+ public:
+  void clear();
+  // Appends a sequence.
+  void push(const uint32_t* ids, size_t n, const uint32_t* markers, size_t m, uint8_t qtype);
+  Batch batch() const;
+
+ private:
+  std::vector<uint32_t> ids_, cu_, markers_, mcu_;
+  std::vector<uint8_t> qtype_;
+};
+
+}  // namespace kime
+
+#endif  // KIME_RUNTIME_H

@@ -1,0 +1,213 @@
+// Reading a `.kime` file: mapping, checks, manifest.
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model_impl.h"
+
+namespace kime {
+
+using Json = nlohmann::json;
+
+namespace {
+
+struct Fail {
+  std::string message;
+};
+
+// Reads the manifest; any missing or mistyped field throws nlohmann's error, reported as a
+// corrupt manifest by the caller.
+RowSym rowSym(const std::string& s) {
+  if (s.empty()) return RowSym::Static;
+  if (s == "T") return RowSym::T;
+  if (s == "S") return RowSym::S;
+  if (s == "S+1") return RowSym::S1;
+  if (s == "M") return RowSym::M;
+  throw Fail{"unknown row count \"" + s + "\""};
+}
+
+InputId inputId(const std::string& s) {
+  static const std::pair<const char*, InputId> names[] = {
+      {"ids", InputId::Ids},       {"qtype", InputId::Qtype},         {"cu", InputId::Cu},
+      {"tokseq", InputId::TokSeq}, {"tokpos", InputId::TokPos},       {"marker_rows", InputId::MarkerRows},
+      {"first_rows", InputId::FirstRows}};
+  for (const auto& [n, id] : names)
+    if (s == n) return id;
+  throw Fail{"unknown input \"" + s + "\""};
+}
+
+kime_kernel_type dtype(const std::string& s) {
+  if (s == "f32") return {2, 32, 1};
+  if (s == "i32") return {0, 32, 1};
+  if (s == "u32") return {1, 32, 1};
+  if (s == "u8") return {1, 8, 1};
+  throw Fail{"unknown dtype \"" + s + "\""};
+}
+
+ArgInfo argOf(const Json& j, const ModelImpl& m) {
+  ArgInfo a;
+  std::string src = j.at("src").get<std::string>();
+  if (src == "weight") {
+    a.source = ArgInfo::Source::Weight;
+    a.weight = j.at("id").get<int64_t>();
+    if (a.weight < 0 || size_t(a.weight) >= m.weights.size()) throw Fail{"weight id out of range"};
+    const WeightInfo& w = m.weights[size_t(a.weight)];
+    a.rowCount = w.shape[0];
+    a.cols = w.shape.size() > 1 ? w.shape[1] : 0;
+    return a;
+  }
+  a.source = src == "arena" ? ArgInfo::Source::Arena : ArgInfo::Source::Input;
+  if (src != "arena" && src != "input") throw Fail{"unknown argument source \"" + src + "\""};
+  if (a.source == ArgInfo::Source::Arena) a.offset = j.at("offset").get<int64_t>();
+  else a.input = inputId(j.at("name").get<std::string>());
+  a.rows = rowSym(j.at("rows").get<std::string>());
+  a.rowCount = j.at("bound").get<int64_t>();
+  a.cols = j.at("cols").get<int64_t>();
+  a.type = dtype(j.at("dtype").get<std::string>());
+  if (a.rowCount < 0 || a.cols < 0) throw Fail{"negative size"};
+  return a;
+}
+
+void readManifest(const std::string& text, ModelImpl& m) {
+  Json j = Json::parse(text);
+  if (j.at("format").get<int>() != int(KIME_FORMAT_VERSION)) throw Fail{"manifest format mismatch"};
+  m.name = j.at("model").get<std::string>();
+  m.vocab = j.at("vocab").get<size_t>();
+  m.types = j.at("types").get<size_t>();
+  for (const Json& w : j.at("weights")) {
+    WeightInfo wi{w.at("name").get<std::string>(), w.at("layout").get<std::string>(),
+                  w.at("shape").get<std::vector<int64_t>>(), w.at("offset").get<uint64_t>()};
+    uint64_t n = 4;
+    for (int64_t d : wi.shape) {
+      if (d <= 0) throw Fail{"weight \"" + wi.name + "\" has a size <= 0"};
+      n *= uint64_t(d);
+    }
+    if (wi.shape.empty() || wi.offset % 4 || wi.offset + n > m.weightBytes)
+      throw Fail{"weight \"" + wi.name + "\" lies outside the weights section"};
+    m.weights.push_back(std::move(wi));
+  }
+  for (const Json& k : j.at("kernels")) m.kernelNames.push_back(k.at("name").get<std::string>());
+  for (const Json& b : j.at("buckets")) {
+    BucketInfo bi;
+    bi.bucket = {b.at("tokens").get<uint32_t>(), b.at("seqs").get<uint32_t>(), b.at("markers").get<uint32_t>()};
+    bi.arena = b.at("arena").get<int64_t>();
+    for (const Json& s : b.at("steps")) {
+      StepInfo si;
+      si.kernel = s.at("kernel").get<size_t>();
+      if (si.kernel >= m.kernelNames.size()) throw Fail{"kernel index out of range"};
+      si.node = s.at("node").get<std::string>();
+      si.flops = s.at("flops").get<double>();
+      for (const Json& a : s.at("args")) si.args.push_back(argOf(a, m));
+      if (si.args.empty()) throw Fail{"a step has no arguments"};
+      si.flopRows = si.args.back().rows;
+      bi.steps.push_back(std::move(si));
+    }
+    bi.logits = argOf(b.at("logits"), m);
+    bi.act = argOf(b.at("act"), m);
+    // Every arena argument must lie inside the arena, at its bound.
+    auto inside = [&](const ArgInfo& a) {
+      if (a.source != ArgInfo::Source::Arena) return;
+      int64_t bytes = a.rowCount * std::max<int64_t>(a.cols, 1) * 4;
+      if (a.offset < 0 || a.offset % 4 || a.offset + bytes > bi.arena)
+        throw Fail{"an argument lies outside its bucket's arena"};
+    };
+    for (const StepInfo& s : bi.steps)
+      for (const ArgInfo& a : s.args) inside(a);
+    inside(bi.logits);
+    inside(bi.act);
+    m.buckets.push_back(std::move(bi));
+  }
+  for (const Json& s : j.at("stages")) {
+    StageInfo si{s.at("name").get<std::string>(), s.at("buckets").get<std::vector<size_t>>()};
+    for (size_t b : si.buckets)
+      if (b >= m.buckets.size()) throw Fail{"stage \"" + si.name + "\" names a bucket out of range"};
+    m.stages.push_back(std::move(si));
+  }
+}
+
+}  // namespace
+
+ModelImpl::~ModelImpl() {
+  if (library) {
+    // The kernels' thread pool lives in the library: stop it before unloading the code.
+    if (auto stop = reinterpret_cast<void (*)()>(dlsym(library, "halide_shutdown_thread_pool"))) stop();
+    dlclose(library);
+  }
+  if (map) munmap(const_cast<uint8_t*>(map), mapSize);
+}
+
+const SectionInfo* ModelImpl::section(const std::string& n) const {
+  for (const SectionInfo& s : sections)
+    if (s.name == n) return &s;
+  return nullptr;
+}
+
+std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
+  auto fail = [&](const std::string& msg) {
+    return std::optional<Error>(Error::unsupported(path + ": " + msg));
+  };
+  m.path = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file");
+  }
+  m.mapSize = size_t(st.st_size);
+  if (m.mapSize < sizeof(kime_file_header)) {
+    ::close(fd);
+    return fail("not a kime artifact (" + std::to_string(m.mapSize) + " bytes is shorter than a header)");
+  }
+  void* p = mmap(nullptr, m.mapSize, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return fail(std::string("cannot map: ") + std::strerror(errno));
+  m.map = static_cast<const uint8_t*>(p);
+
+  kime_file_header h;
+  std::memcpy(&h, m.map, sizeof h);
+  if (std::memcmp(h.magic, KIME_MAGIC, KIME_MAGIC_SIZE) != 0) return fail("not a kime artifact (bad magic)");
+  if (h.version > KIME_FORMAT_VERSION)
+    return fail("format version " + std::to_string(h.version) + " is newer than this runtime's " +
+                std::to_string(KIME_FORMAT_VERSION) + "; recompile the model or update kime");
+  if (h.version != KIME_FORMAT_VERSION)
+    return fail("format version " + std::to_string(h.version) + " is not " + std::to_string(KIME_FORMAT_VERSION));
+  if (h.file_size != m.mapSize)
+    return fail("the file has " + std::to_string(m.mapSize) + " bytes but its header says " +
+                std::to_string(h.file_size) + " (truncated or appended to)");
+  uint64_t tableEnd = h.section_table_offset + uint64_t(h.section_count) * sizeof(kime_section_entry);
+  if (h.section_count > 1024 || h.section_table_offset < sizeof h || tableEnd > m.mapSize)
+    return fail("the section table lies outside the file");
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    kime_section_entry e;
+    std::memcpy(&e, m.map + h.section_table_offset + i * sizeof e, sizeof e);
+    if (e.name[KIME_SECTION_NAME_SIZE - 1] != '\0') return fail("section " + std::to_string(i) + " has no name");
+    std::string name(e.name);
+    if (e.offset % KIME_SECTION_ALIGN || e.offset < tableEnd || e.offset > m.mapSize ||
+        e.size > m.mapSize - e.offset)
+      return fail("section \"" + name + "\" lies outside the file");
+    if (kime_checksum(m.map + e.offset, e.size) != e.checksum)
+      return fail("section \"" + name + "\" is corrupt (checksum mismatch)");
+    m.sections.push_back({name, e.offset, e.size});
+  }
+  const SectionInfo* manifest = m.section("manifest");
+  const SectionInfo* weights = m.section("weights.cpu");
+  if (!manifest || !weights) return fail("a manifest and a weights.cpu section are required");
+  m.weightData = reinterpret_cast<const float*>(m.map + weights->offset);
+  m.weightBytes = weights->size;
+  try {
+    readManifest(std::string(reinterpret_cast<const char*>(m.map + manifest->offset), manifest->size), m);
+  } catch (const Fail& f) {
+    return fail("bad manifest: " + f.message);
+  } catch (const std::exception& e) {
+    return fail(std::string("bad manifest: ") + e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace kime

@@ -1,0 +1,315 @@
+// Model and Executor: bucket choice, plan preparation, and the allocation-free run.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "model_impl.h"
+
+namespace kime {
+
+const char* takeKernelError();
+
+//===----------------------------------------------------------------------===//
+// Model
+//===----------------------------------------------------------------------===//
+
+Model::Model(std::unique_ptr<ModelImpl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+Expected<std::shared_ptr<Model>> Model::open(const std::string& path) {
+  auto impl = std::make_unique<ModelImpl>();
+  if (auto err = loadArtifact(path, *impl)) return *err;
+  if (auto err = loadCpuCode(*impl)) return *err;
+  return std::shared_ptr<Model>(new Model(std::move(impl)));
+}
+
+const std::string& Model::name() const { return impl_->name; }
+size_t Model::vocab() const { return impl_->vocab; }
+size_t Model::types() const { return impl_->types; }
+const std::string& Model::cpuTarget() const { return impl_->cpuTarget; }
+
+std::vector<std::string> Model::stages() const {
+  std::vector<std::string> out;
+  for (const StageInfo& s : impl_->stages) out.push_back(s.name);
+  return out;
+}
+
+std::vector<Bucket> Model::buckets(const std::string& stage) const {
+  std::vector<Bucket> out;
+  for (const StageInfo& s : impl_->stages)
+    if (s.name == stage)
+      for (size_t b : s.buckets) out.push_back(impl_->buckets[b].bucket);
+  return out;
+}
+
+std::string Model::inspect() const {
+  const ModelImpl& m = *impl_;
+  auto bucketText = [](const Bucket& b) {
+    return "{tokens " + std::to_string(b.tokens) + ", seqs " + std::to_string(b.seqs) +
+           ", markers " + std::to_string(b.markers) + "}";
+  };
+  std::string s = "model " + m.name + " (vocab " + std::to_string(m.vocab) + ", types " +
+                  std::to_string(m.types) + ")\nfile " + m.path + " (" + std::to_string(m.mapSize) +
+                  " bytes)\nsections:\n";
+  for (const SectionInfo& sec : m.sections)
+    s += "  " + sec.name + std::string(sec.name.size() < 24 ? 24 - sec.name.size() : 1, ' ') +
+         std::to_string(sec.size) + " bytes at " + std::to_string(sec.offset) + "\n";
+  s += "cpu code loaded: " + m.cpuTarget + "\nstages:\n";
+  for (const StageInfo& st : m.stages) {
+    s += "  " + st.name + ":\n";
+    for (size_t b : st.buckets) {
+      const BucketInfo& bi = m.buckets[b];
+      s += "    bucket " + bucketText(bi.bucket) + ": arena " + std::to_string(bi.arena) +
+           " bytes, " + std::to_string(bi.steps.size()) + " kernel calls\n";
+    }
+  }
+  s += "kernels (" + std::to_string(m.kernelNames.size()) + "):";
+  for (const std::string& k : m.kernelNames) s += " " + k;
+  s += "\nweights: " + std::to_string(m.weights.size()) + " tensors, " + std::to_string(m.weightBytes) +
+       " bytes, used in place\n";
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Executor
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// One bucket's plan, ready to run: the arena, the staging arrays and every kernel argument's
+// buffer descriptor, all allocated here once.
+struct Prepared {
+  const BucketInfo* info = nullptr;
+  void* arena = nullptr;
+  std::vector<int32_t> tokseq, tokpos, markerRows, firstRows;
+  std::vector<kime_kernel_buffer> buffers;
+  std::vector<kime_kernel_dimension> dims;  // two per buffer
+  std::vector<void*> argv;                  // per step, its buffers; steps back to back
+  std::vector<size_t> argStart;
+  std::vector<const ArgInfo*> argInfo;      // parallel to buffers
+  std::vector<bool> isOutput;               // parallel to buffers: the last argument of a step
+
+  ~Prepared() { std::free(arena); }
+};
+
+// A valid address for empty inputs: kernels never read it, but Halide wants a host pointer.
+alignas(64) const uint32_t kEmpty[16] = {};
+
+}  // namespace
+
+struct ExecutorImpl {
+  std::shared_ptr<Model> model;
+  const StageInfo* stage = nullptr;
+  size_t threads = 1;
+  std::vector<std::unique_ptr<Prepared>> plans;  // by bucket index within the stage
+
+  ModelImpl& m() { return model->impl(); }
+
+  std::optional<Error> prepare(size_t index) {
+    if (index >= stage->buckets.size())
+      return Error::unsupported("stage " + stage->name + " has " + std::to_string(stage->buckets.size()) +
+                                " buckets, not " + std::to_string(index + 1));
+    if (plans[index]) return std::nullopt;
+    auto p = std::make_unique<Prepared>();
+    const BucketInfo& b = m().buckets[stage->buckets[index]];
+    p->info = &b;
+    p->arena = std::aligned_alloc(64, size_t((std::max<int64_t>(b.arena, 64) + 63) / 64 * 64));
+    if (!p->arena) return Error::device("cannot allocate an arena of " + std::to_string(b.arena) + " bytes");
+    std::memset(p->arena, 0, size_t(b.arena));
+    p->tokseq.resize(std::max<size_t>(b.bucket.tokens, 1));
+    p->tokpos.resize(std::max<size_t>(b.bucket.tokens, 1));
+    p->markerRows.resize(std::max<size_t>(b.bucket.markers, 1));
+    p->firstRows.resize(std::max<size_t>(b.bucket.seqs, 1));
+    size_t count = 0;
+    for (const StepInfo& s : b.steps) count += s.args.size();
+    p->buffers.resize(count);
+    p->dims.resize(2 * count);
+    p->argv.resize(count);
+    p->argInfo.resize(count);
+    p->isOutput.resize(count);
+    size_t i = 0;
+    for (const StepInfo& s : b.steps) {
+      p->argStart.push_back(i);
+      for (const ArgInfo& a : s.args) {
+        kime_kernel_buffer& buf = p->buffers[i];
+        std::memset(&buf, 0, sizeof buf);
+        buf.type = a.type;
+        buf.dim = &p->dims[2 * i];
+        buf.dimensions = a.cols ? 2 : 1;
+        if (a.cols) {
+          buf.dim[0] = {0, int32_t(a.cols), 1, 0};
+          buf.dim[1] = {0, int32_t(a.rowCount), int32_t(a.cols), 0};
+        } else {
+          buf.dim[0] = {0, int32_t(a.rowCount), 1, 0};
+        }
+        if (a.source == ArgInfo::Source::Arena)
+          buf.host = static_cast<uint8_t*>(p->arena) + a.offset;
+        else if (a.source == ArgInfo::Source::Weight)
+          buf.host = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(m().weightData)) +
+                     m().weights[size_t(a.weight)].offset;
+        p->argv[i] = &buf;
+        p->argInfo[i] = &a;
+        p->isOutput[i] = &a == &s.args.back();
+        ++i;
+      }
+    }
+    p->argStart.push_back(i);
+    plans[index] = std::move(p);
+    return std::nullopt;
+  }
+
+  // The staged arrays, from the batch.
+  static void stageInputs(Prepared& p, const Batch& b) {
+    const size_t s = b.seqs();
+    for (size_t i = 0; i < s; ++i) {
+      for (uint32_t t = b.cu[i]; t < b.cu[i + 1]; ++t) {
+        p.tokseq[t] = int32_t(i);
+        p.tokpos[t] = int32_t(t - b.cu[i]);
+      }
+      for (uint32_t j = b.mcu[i]; j < b.mcu[i + 1]; ++j) p.markerRows[j] = int32_t(b.cu[i] + b.markers[j]);
+      p.firstRows[i] = b.cu[i + 1] > b.cu[i] ? int32_t(b.cu[i]) : -1;
+    }
+  }
+
+  std::optional<Error> runPlan(Prepared& p, const Batch& b, Outputs& out) {
+    const int64_t T = int64_t(b.tokens()), S = int64_t(b.seqs()), M = int64_t(b.markerCount());
+    stageInputs(p, b);
+    auto count = [&](RowSym r, int64_t fixed) {
+      switch (r) {
+        case RowSym::T: return T;
+        case RowSym::S: return S;
+        case RowSym::S1: return S + 1;
+        case RowSym::M: return M;
+        case RowSym::Static: return fixed;
+      }
+      return fixed;
+    };
+    auto hostOf = [&](const void* user) {
+      return const_cast<uint8_t*>(static_cast<const uint8_t*>(user ? user : kEmpty));
+    };
+    for (size_t i = 0; i < p.buffers.size(); ++i) {
+      const ArgInfo& a = *p.argInfo[i];
+      kime_kernel_buffer& buf = p.buffers[i];
+      // An input keeps at least one row (its memory always has one): a kernel whose output has
+      // rows may still read, under a mask, a row of an input that has none (the first row of an
+      // empty sequence).
+      int64_t rows = count(a.rows, a.rowCount);
+      buf.dim[buf.dimensions - 1].extent = int32_t(p.isOutput[i] ? rows : std::max<int64_t>(rows, 1));
+      if (a.source != ArgInfo::Source::Input) continue;
+      switch (a.input) {
+        case InputId::Ids: buf.host = hostOf(b.ids.data); break;
+        case InputId::Qtype: buf.host = hostOf(b.qtype.data); break;
+        case InputId::Cu: buf.host = hostOf(b.cu.data); break;
+        case InputId::TokSeq: buf.host = reinterpret_cast<uint8_t*>(p.tokseq.data()); break;
+        case InputId::TokPos: buf.host = reinterpret_cast<uint8_t*>(p.tokpos.data()); break;
+        case InputId::MarkerRows: buf.host = reinterpret_cast<uint8_t*>(p.markerRows.data()); break;
+        case InputId::FirstRows: buf.host = reinterpret_cast<uint8_t*>(p.firstRows.data()); break;
+      }
+    }
+    const std::vector<StepInfo>& steps = p.info->steps;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const kime_kernel_buffer& outBuf = p.buffers[p.argStart[s + 1] - 1];
+      if (outBuf.dim[outBuf.dimensions - 1].extent == 0) continue;  // nothing to compute
+      int rc = m().kernels[steps[s].kernel](&p.argv[p.argStart[s]]);
+      if (rc != 0)
+        return Error::device("kernel " + m().kernelNames[steps[s].kernel] + " (node \"" + steps[s].node +
+                             "\") failed with " + std::to_string(rc) + ": " + takeKernelError());
+    }
+    const float* base = static_cast<const float*>(p.arena);
+    out.logits.resize(size_t(M));
+    std::memcpy(out.logits.data(), base + p.info->logits.offset / 4, size_t(M) * sizeof(float));
+    out.act.resize(size_t(S));
+    std::memcpy(out.act.data(), base + p.info->act.offset / 4, size_t(S) * 2 * sizeof(float));
+    return std::nullopt;
+  }
+};
+
+Executor::Executor(std::unique_ptr<ExecutorImpl> impl) : impl_(std::move(impl)) {}
+Executor::~Executor() = default;
+
+Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> model, const std::string& stage,
+                                                     ExecutorOptions options) {
+  auto impl = std::make_unique<ExecutorImpl>();
+  ModelImpl& m = model->impl();
+  for (const StageInfo& s : m.stages)
+    if (s.name == stage) impl->stage = &s;
+  if (!impl->stage) {
+    std::string names;
+    for (const StageInfo& s : m.stages) names += (names.empty() ? "" : ", ") + s.name;
+    return Error::unsupported("the model has no stage \"" + stage + "\" (it has " + names + ")");
+  }
+  impl->threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  m.setThreads(int(impl->threads));
+  impl->plans.resize(impl->stage->buckets.size());
+  impl->model = std::move(model);
+  return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+std::optional<Error> Executor::prepare(size_t index) { return impl_->prepare(index); }
+
+std::vector<Bucket> Executor::warm() const {
+  std::vector<Bucket> out;
+  for (const auto& p : impl_->plans)
+    if (p) out.push_back(p->info->bucket);
+  return out;
+}
+
+std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* used) {
+  ModelImpl& m = impl_->m();
+  if (auto err = checkBatch(batch, m.vocab, m.types)) return err;
+  const size_t t = batch.tokens(), s = batch.seqs(), k = batch.markerCount();
+  const std::vector<size_t>& list = impl_->stage->buckets;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!m.buckets[list[i]].bucket.holds(t, s, k)) continue;
+    if (auto err = impl_->prepare(i)) return err;
+    m.setThreads(int(impl_->threads));
+    if (used) *used = m.buckets[list[i]].bucket;
+    return impl_->runPlan(*impl_->plans[i], batch, out);
+  }
+  // Buckets of a stage are not ordered by size in every dimension; report the largest of each.
+  Bucket largest;
+  for (size_t b : list) {
+    const Bucket& x = m.buckets[b].bucket;
+    largest = {std::max(largest.tokens, x.tokens), std::max(largest.seqs, x.seqs),
+               std::max(largest.markers, x.markers)};
+  }
+  return Error::noBucket(impl_->stage->name, t, s, k, largest);
+}
+
+Caps Executor::caps() const { return {"cpu", impl_->threads, false, true}; }
+
+double Executor::flops(size_t index, size_t tokens, size_t seqs, size_t markers) const {
+  const BucketInfo& b = impl_->m().buckets[impl_->stage->buckets.at(index)];
+  double f = 0;
+  for (const StepInfo& s : b.steps) {
+    double rows = s.flopRows == RowSym::T ? double(tokens) : s.flopRows == RowSym::M ? double(markers) : double(seqs);
+    f += s.flops * rows;
+  }
+  return f;
+}
+
+//===----------------------------------------------------------------------===//
+// BatchBuf
+//===----------------------------------------------------------------------===//
+
+void BatchBuf::clear() {
+  ids_.clear(), cu_.clear(), markers_.clear(), mcu_.clear(), qtype_.clear();
+}
+
+void BatchBuf::push(const uint32_t* ids, size_t n, const uint32_t* markers, size_t m, uint8_t qtype) {
+  if (cu_.empty()) cu_.push_back(0), mcu_.push_back(0);
+  ids_.insert(ids_.end(), ids, ids + n);
+  markers_.insert(markers_.end(), markers, markers + m);
+  cu_.push_back(uint32_t(ids_.size()));
+  mcu_.push_back(uint32_t(markers_.size()));
+  qtype_.push_back(qtype);
+}
+
+Batch BatchBuf::batch() const {
+  static const uint32_t zero[1] = {0};
+  if (cu_.empty()) return {ids_, {zero, 1}, markers_, {zero, 1}, qtype_};
+  return {ids_, cu_, markers_, mcu_, qtype_};
+}
+
+}  // namespace kime

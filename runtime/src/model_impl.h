@@ -1,0 +1,95 @@
+// The runtime's view of a loaded artifact: the mapping, the manifest as structs, the CPU code.
+#ifndef KIME_RUNTIME_MODEL_IMPL_H
+#define KIME_RUNTIME_MODEL_IMPL_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kime/format.h"
+#include "kime/runtime.h"
+
+namespace kime {
+
+// The inputs a plan can read: the batch's own arrays, and what the runtime stages from them.
+enum class InputId { Ids, Qtype, Cu, TokSeq, TokPos, MarkerRows, FirstRows };
+// The count a dimension takes at run time.
+enum class RowSym { Static, T, S, S1, M };
+
+struct ArgInfo {
+  enum class Source { Arena, Weight, Input } source = Source::Arena;
+  int64_t offset = 0;  // arena bytes
+  int64_t weight = -1;
+  InputId input = InputId::Ids;
+  RowSym rows = RowSym::Static;
+  int64_t rowCount = 0;  // static size or bound
+  int64_t cols = 0;      // 0: a vector
+  kime_kernel_type type{2, 32, 1};
+};
+
+struct StepInfo {
+  size_t kernel = 0;
+  std::string node;
+  double flops = 0;  // per output row
+  RowSym flopRows = RowSym::T;
+  std::vector<ArgInfo> args;
+};
+
+struct BucketInfo {
+  Bucket bucket;
+  int64_t arena = 0;
+  std::vector<StepInfo> steps;
+  ArgInfo logits, act;
+};
+
+struct WeightInfo {
+  std::string name, layout;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;
+};
+
+struct StageInfo {
+  std::string name;
+  std::vector<size_t> buckets;  // indices into ModelImpl::buckets
+};
+
+struct SectionInfo {
+  std::string name;
+  uint64_t offset = 0, size = 0;
+};
+
+struct ModelImpl {
+  std::string path;
+  const uint8_t* map = nullptr;
+  size_t mapSize = 0;
+  std::vector<SectionInfo> sections;
+
+  std::string name;
+  size_t vocab = 0, types = 0;
+  std::vector<WeightInfo> weights;
+  std::vector<std::string> kernelNames;
+  std::vector<BucketInfo> buckets;
+  std::vector<StageInfo> stages;
+  const float* weightData = nullptr;  // the weights section, used in place
+  uint64_t weightBytes = 0;
+
+  std::string cpuTarget;
+  void* library = nullptr;  // dlopen handle of the CPU code
+  std::vector<kime_kernel_argv_fn> kernels;
+  int (*setThreads)(int) = nullptr;
+
+  ~ModelImpl();
+  const SectionInfo* section(const std::string& name) const;
+};
+
+// Maps `path` and checks header, sections and checksums, then reads the manifest. Returns an
+// Unsupported error naming the file and the problem.
+std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m);
+// Picks and loads the best CPU code section for this machine.
+std::optional<Error> loadCpuCode(ModelImpl& m);
+// The CPU target names this machine can run, best first.
+std::vector<std::string> hostCpuTargets();
+
+}  // namespace kime
+
+#endif  // KIME_RUNTIME_MODEL_IMPL_H

@@ -1,0 +1,31 @@
+// Batches made from a seed, for checks and benchmarks: full buckets, ragged ones, edge cases.
+#ifndef KIME_TOOLS_BATCHGEN_H
+#define KIME_TOOLS_BATCHGEN_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/BatchFile.h"
+#include "kime/batch.h"
+
+namespace kime::tools {
+
+struct NamedBatch {
+  std::string name;
+  OwnedBatch batch;
+};
+
+// Batches that `bucket` holds (and none smaller need): exactly at its bounds; ragged lengths
+// with an empty sequence, a length-1 sequence and one without markers; a single sequence.
+// `maxLen` caps a sequence's length (a learned position table), 0 for no cap.
+std::vector<NamedBatch> bucketBatches(const Bucket& bucket, size_t vocab, size_t types,
+                                      size_t maxLen, uint64_t seed);
+
+// S sequences of L tokens each, `markersPerSeq` markers each (a benchmark shape).
+OwnedBatch uniformBatch(size_t seqs, size_t len, size_t markersPerSeq, size_t vocab, size_t types,
+                        uint64_t seed);
+
+}  // namespace kime::tools
+
+#endif  // KIME_TOOLS_BATCHGEN_H
