@@ -54,7 +54,7 @@ struct PlanStep {
   int64_t kernel = -1;  // index into the artifact's kernels
   std::string node;     // the graph node it ends at (for messages and profiles)
   std::vector<PlanArg> args;  // in the kernel's argument order; the output last
-  double flops = 0;           // matmul FLOPs at the bucket's bounds, per row of output
+  double flops = 0;  // matmul FLOPs per row of output (attention: per query-key pair)
 };
 
 }  // namespace kime

@@ -138,6 +138,7 @@ class StepBuilder {
       s.maxLen = b_.tokens;
       step.args = {q, kk, arenaArg(k.arg("v")), tokens("tokseq"), tokens("tokpos"),
                    inputArg("cu", "S+1", b_.seqs + 1, "u32")};
+      step.flops = 4.0 * double(s.in);  // per (query, key) pair: q.k and p.v
     } else if (s.kind == "head") {
       PlanArg x = arenaArg(k.arg("x"));
       s.in = x.cols;

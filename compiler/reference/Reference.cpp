@@ -1,6 +1,8 @@
 #include "Reference.h"
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 
 namespace kime {
 
@@ -13,16 +15,45 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c) {
 
 namespace {
 
-// A value: rows x cols, or a vector (cols == 0 marks rank 1, stored as one column).
+// A value: rows x cols, or a vector (cols == 0 marks rank 1, stored as one column). A weight
+// refers to the caller's storage instead of owning a copy.
 struct Value {
   size_t rows = 0, cols = 0;
   std::vector<double> data;
+  const std::vector<double>* shared = nullptr;
 
+  const std::vector<double>& values() const { return shared ? *shared : data; }
   size_t width() const { return cols ? cols : 1; }
   double* row(size_t r) { return data.data() + r * width(); }
-  const double* row(size_t r) const { return data.data() + r * width(); }
-  size_t at(size_t i) const { return static_cast<size_t>(data[i]); }  // an index value
+  const double* row(size_t r) const { return values().data() + r * width(); }
+  size_t at(size_t i) const { return static_cast<size_t>(values()[i]); }  // an index value
 };
+
+// Runs f(begin, end) over [0, n) split across the machine's threads.
+template <typename F>
+void parallelRows(size_t n, F f) {
+  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), (n + 15) / 16);
+  if (threads <= 1) return f(size_t(0), n);
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t)
+    pool.emplace_back(f, n * t / threads, n * (t + 1) / threads);
+  for (std::thread& th : pool) th.join();
+}
+
+// A dot product with four partial sums: the same f64 result on every run, four times the
+// throughput of one serial chain.
+double dot(const double* a, const double* b, size_t n, size_t strideB = 1) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += a[i] * b[i * strideB];
+    s1 += a[i + 1] * b[(i + 1) * strideB];
+    s2 += a[i + 2] * b[(i + 2) * strideB];
+    s3 += a[i + 3] * b[(i + 3) * strideB];
+  }
+  for (; i < n; ++i) s0 += a[i] * b[i * strideB];
+  return (s0 + s1) + (s2 + s3);
+}
 
 Value matrix(size_t rows, size_t cols) { return {rows, cols, std::vector<double>(rows * cols)}; }
 
@@ -42,11 +73,9 @@ class Evaluator {
     values_["mcu"] = vectorOf(b.mcu);
     values_["qtype"] = vectorOf(b.qtype);
     seqs_ = b.seqs();
-    for (const WeightDecl& d : g.weights) {
-      Value v{size_t(d.shape[0]), d.shape.size() > 1 ? size_t(d.shape[1]) : 0,
-              w.at(d.name)};
-      values_[d.name] = std::move(v);
-    }
+    for (const WeightDecl& d : g.weights)
+      values_[d.name] = Value{size_t(d.shape[0]), d.shape.size() > 1 ? size_t(d.shape[1]) : 0, {},
+                              &w.at(d.name)};
   }
 
   std::optional<Error> run(RefOutputs& out) {
@@ -60,7 +89,7 @@ class Evaluator {
     }
     const Value& logits = values_.at(g_.logits);
     const Value& act = values_.at(g_.act);
-    out.logits = logits.data;
+    out.logits = logits.values();
     out.act.resize(act.rows);
     for (size_t s = 0; s < act.rows; ++s) out.act[s] = {act.row(s)[0], act.row(s)[1]};
     return std::nullopt;
@@ -87,7 +116,7 @@ class Evaluator {
         return attention(*in[0], *in[1], *in[2], *in[3], size_t(a[0]), size_t(a[1]), a[2]);
       case OpKind::GatherMarkers: return gatherMarkers(*in[0], *in[1], *in[2], *in[3]);
       case OpKind::FirstRows: return firstRows(*in[0], *in[1]);
-      case OpKind::Squeeze: return {in[0]->rows, 0, in[0]->data};
+      case OpKind::Squeeze: return {in[0]->rows, 0, in[0]->values(), nullptr};
     }
     return {};
   }
@@ -124,14 +153,14 @@ class Evaluator {
 
   template <typename F>
   static Value zip(const Value& x, const Value& y, F f) {
-    Value out = x;
-    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = f(x.data[i], y.data[i]);
+    Value out{x.rows, x.cols, x.values(), nullptr};
+    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = f(x.values()[i], y.values()[i]);
     return out;
   }
 
   template <typename F>
   static Value map(const Value& x, F f) {
-    Value out = x;
+    Value out{x.rows, x.cols, x.values(), nullptr};
     for (double& v : out.data) v = f(v);
     return out;
   }
@@ -147,30 +176,29 @@ class Evaluator {
       for (size_t c = 0; c < x.cols; ++c) sq += (in[c] - mean) * (in[c] - mean) / n;
       const double inv = 1 / std::sqrt(sq + eps);
       for (size_t c = 0; c < x.cols; ++c)
-        out.row(r)[c] = (in[c] - mean) * inv * g.data[c] + (b ? b->data[c] : 0.0);
+        out.row(r)[c] = (in[c] - mean) * inv * g.values()[c] + (b ? b->values()[c] : 0.0);
     }
     return out;
   }
 
   static Value linear(const Value& x, const Value& w, const Value* bias) {
     Value out = matrix(x.rows, w.rows);
-    for (size_t r = 0; r < x.rows; ++r)
-      for (size_t o = 0; o < w.rows; ++o) {
-        double acc = bias ? bias->data[o] : 0.0;
-        for (size_t k = 0; k < x.cols; ++k) acc += x.row(r)[k] * w.row(o)[k];
-        out.row(r)[o] = acc;
-      }
+    parallelRows(x.rows, [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r)
+        for (size_t o = 0; o < w.rows; ++o)
+          out.row(r)[o] = (bias ? bias->values()[o] : 0.0) + dot(x.row(r), w.row(o), x.cols);
+    });
     return out;
   }
 
   // "Rotate half": element i of a head pairs with i + hd/2.
   static Value rope(const Value& x, const Value& pos, size_t heads, double theta) {
-    Value out = x;
+    Value out{x.rows, x.cols, x.values(), nullptr};
     const size_t hd = x.cols / heads, half = hd / 2;
     for (size_t t = 0; t < x.rows; ++t)
       for (size_t h = 0; h < heads; ++h)
         for (size_t i = 0; i < half; ++i) {
-          double angle = pos.data[t] * std::pow(theta, -2.0 * double(i) / double(hd));
+          double angle = pos.values()[t] * std::pow(theta, -2.0 * double(i) / double(hd));
           double c = std::cos(angle), s = std::sin(angle);
           const double* in = x.row(t) + h * hd;
           double* o = out.row(t) + h * hd;
@@ -185,29 +213,26 @@ class Evaluator {
                   size_t kvHeads, double scale) {
     Value out = matrix(q.rows, q.cols);
     const size_t hd = q.cols / heads, group = heads / kvHeads;
-    std::vector<double> p;
-    for (size_t s = 0; s < seqs_; ++s) {
-      const size_t a = cu.at(s), e = cu.at(s + 1);
-      for (size_t h = 0; h < heads; ++h) {
-        const size_t kh = h / group;
-        for (size_t i = a; i < e; ++i) {
-          p.assign(e - a, 0.0);
-          double mx = -INFINITY, sum = 0;
-          for (size_t j = a; j < e; ++j) {
-            double d = 0;
-            for (size_t c = 0; c < hd; ++c) d += q.row(i)[h * hd + c] * k.row(j)[kh * hd + c];
-            p[j - a] = d * scale;
-            mx = std::max(mx, p[j - a]);
-          }
-          for (double& x : p) sum += (x = std::exp(x - mx));
-          for (size_t c = 0; c < hd; ++c) {
-            double acc = 0;
-            for (size_t j = a; j < e; ++j) acc += p[j - a] * v.row(j)[kh * hd + c];
-            out.row(i)[h * hd + c] = acc / sum;
+    parallelRows(seqs_, [&](size_t sb, size_t se) {
+      std::vector<double> p;
+      for (size_t s = sb; s < se; ++s) {
+        const size_t a = cu.at(s), e = cu.at(s + 1);
+        for (size_t h = 0; h < heads; ++h) {
+          const size_t kh = h / group;
+          for (size_t i = a; i < e; ++i) {
+            p.assign(e - a, 0.0);
+            double mx = -INFINITY, sum = 0;
+            for (size_t j = a; j < e; ++j) {
+              p[j - a] = dot(q.row(i) + h * hd, k.row(j) + kh * hd, hd) * scale;
+              mx = std::max(mx, p[j - a]);
+            }
+            for (double& x : p) sum += (x = std::exp(x - mx));
+            for (size_t c = 0; c < hd; ++c)
+              out.row(i)[h * hd + c] = dot(p.data(), v.row(a) + kh * hd + c, e - a, v.width()) / sum;
           }
         }
       }
-    }
+    });
     return out;
   }
 

@@ -91,7 +91,10 @@ void readManifest(const std::string& text, ModelImpl& m) {
       throw Fail{"weight \"" + wi.name + "\" lies outside the weights section"};
     m.weights.push_back(std::move(wi));
   }
-  for (const Json& k : j.at("kernels")) m.kernelNames.push_back(k.at("name").get<std::string>());
+  for (const Json& k : j.at("kernels")) {
+    m.kernelNames.push_back(k.at("name").get<std::string>());
+    m.kernelKinds.push_back(k.at("kind").get<std::string>());
+  }
   for (const Json& b : j.at("buckets")) {
     BucketInfo bi;
     bi.bucket = {b.at("tokens").get<uint32_t>(), b.at("seqs").get<uint32_t>(), b.at("markers").get<uint32_t>()};

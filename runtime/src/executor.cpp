@@ -277,16 +277,26 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
   return Error::noBucket(impl_->stage->name, t, s, k, largest);
 }
 
+const std::string& Executor::stage() const { return impl_->stage->name; }
+
 Caps Executor::caps() const { return {"cpu", impl_->threads, false, true}; }
 
-double Executor::flops(size_t index, size_t tokens, size_t seqs, size_t markers) const {
-  const BucketInfo& b = impl_->m().buckets[impl_->stage->buckets.at(index)];
-  double f = 0;
-  for (const StepInfo& s : b.steps) {
-    double rows = s.flopRows == RowSym::T ? double(tokens) : s.flopRows == RowSym::M ? double(markers) : double(seqs);
-    f += s.flops * rows;
+double Executor::flops(const Batch& batch) const {
+  ModelImpl& m = impl_->m();
+  const size_t t = batch.tokens(), seqs = batch.seqs(), k = batch.markerCount();
+  double pairs = 0;  // query-key pairs: the sum of squared sequence lengths
+  for (size_t s = 0; s < seqs; ++s) pairs += double(batch.cu[s + 1] - batch.cu[s]) * double(batch.cu[s + 1] - batch.cu[s]);
+  for (size_t b : impl_->stage->buckets) {
+    const BucketInfo& bi = m.buckets[b];
+    if (!bi.bucket.holds(t, seqs, k)) continue;
+    double f = 0;
+    for (const StepInfo& s : bi.steps) {
+      double rows = s.flopRows == RowSym::T ? double(t) : s.flopRows == RowSym::M ? double(k) : double(seqs);
+      f += s.flops * (m.kernelKinds[s.kernel] == "attention" ? pairs : rows);
+    }
+    return f;
   }
-  return f;
+  return 0;
 }
 
 //===----------------------------------------------------------------------===//

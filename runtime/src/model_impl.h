@@ -30,7 +30,7 @@ struct ArgInfo {
 struct StepInfo {
   size_t kernel = 0;
   std::string node;
-  double flops = 0;  // per output row
+  double flops = 0;  // per output row; attention: per (query, key) pair
   RowSym flopRows = RowSym::T;
   std::vector<ArgInfo> args;
 };
@@ -67,7 +67,7 @@ struct ModelImpl {
   std::string name;
   size_t vocab = 0, types = 0;
   std::vector<WeightInfo> weights;
-  std::vector<std::string> kernelNames;
+  std::vector<std::string> kernelNames, kernelKinds;
   std::vector<BucketInfo> buckets;
   std::vector<StageInfo> stages;
   const float* weightData = nullptr;  // the weights section, used in place

@@ -58,11 +58,12 @@ std::vector<NamedBatch> bucketBatches(const Bucket& bk, size_t vocab, size_t typ
     }
     out.push_back({"ragged", std::move(b)});
   }
-  // One sequence, as long as the bucket and the model allow.
+  // One long sequence (up to 1024 tokens: the reference's attention is quadratic in it).
   {
     OwnedBatch b = empty();
-    g.push(b, cap, std::min<size_t>(bk.markers, 4));
-    out.push_back({"one long sequence", std::move(b)});
+    size_t len = std::min<size_t>(cap, 1024);
+    g.push(b, len, std::min<size_t>(bk.markers, 4));
+    out.push_back({"one sequence of " + std::to_string(len) + " tokens", std::move(b)});
   }
   out.push_back({"empty batch", empty()});
   return out;

@@ -16,8 +16,8 @@ struct NamedBatch {
   OwnedBatch batch;
 };
 
-// Batches that `bucket` holds (and none smaller need): exactly at its bounds; ragged lengths
-// with an empty sequence, a length-1 sequence and one without markers; a single sequence.
+// Batches that `bucket` holds: exactly at its bounds; ragged lengths with an empty sequence, a
+// length-1 sequence and one without markers; one long sequence; the empty batch.
 // `maxLen` caps a sequence's length (a learned position table), 0 for no cap.
 std::vector<NamedBatch> bucketBatches(const Bucket& bucket, size_t vocab, size_t types,
                                       size_t maxLen, uint64_t seed);

@@ -1,38 +1,127 @@
-// kime-run: runs a batch. `--reference` evaluates a Graph with its checkpoint in f64 (the
-// oracle) and prints the seed's Outputs as JSON.
+// kime-run: runs batches on a compiled artifact (outputs as JSON), describes an artifact
+// (--inspect), or measures it (--bench). With --reference, evaluates a Graph in f64 instead.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
+#include "common/AllocCounter.h"
 #include "common/Args.h"
 #include "common/BatchFile.h"
-#include "reference/Reference.h"
+#include "common/BatchGen.h"
+#include "kime/runtime.h"
 
-static const char* kUsage =
-    "usage: kime-run --reference GRAPH.json MODEL.safetensors BATCH.json\n"
-    "Evaluates GRAPH with the weights of MODEL on BATCH in f64 and prints\n"
-    "{\"logits\": [...], \"act\": [[a, b], ...]}.\n";
+namespace kime::tools {
+int runReference(const Args& args);  // kime-run-reference.cpp; absent in runtime-only builds
+}
+
+namespace {
+
+using kime::tools::Args;
+
+const char* kUsage =
+    "usage: kime-run MODEL.kime BATCH.json [--stage S] [--threads N]   run; outputs as JSON\n"
+    "       kime-run MODEL.kime --inspect                             stages, buckets, kernels, sections\n"
+    "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--runs N]\n"
+    "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations\n"
+    "       kime-run --reference GRAPH.json MODEL.safetensors BATCH.json   f64 reference outputs\n";
+
+std::shared_ptr<kime::Model> openModel(const std::string& path) {
+  auto m = kime::Model::open(path);
+  if (!m) throw std::runtime_error(m.error().text());
+  return *m;
+}
+
+std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const Args& args) {
+  std::string stage = args.get("--stage");
+  if (stage.empty()) {
+    std::vector<std::string> s = m->stages();
+    if (s.empty()) throw std::runtime_error("the model has no stages");
+    stage = std::find(s.begin(), s.end(), "serve") != s.end() ? "serve" : s.front();
+  }
+  kime::ExecutorOptions o;
+  o.threads = args.has("--threads") ? std::stoul(args.get("--threads")) : 0;
+  auto e = kime::Executor::create(m, stage, o);
+  if (!e) throw std::runtime_error(e.error().text());
+  return std::move(*e);
+}
+
+int runBatch(const Args& args) {
+  auto model = openModel(args.positional[0]);
+  auto exec = executor(model, args);
+  kime::tools::OwnedBatch b = kime::tools::readBatchFile(args.positional[1]);
+  kime::Outputs out;
+  kime::Bucket used;
+  if (auto err = exec->run(b.view(), out, &used)) {
+    std::cerr << "kime-run: " << args.positional[1] << ": " << err->text() << "\n";
+    return 1;
+  }
+  nlohmann::ordered_json j = {
+      {"bucket", {{"tokens", used.tokens}, {"seqs", used.seqs}, {"markers", used.markers}}},
+      {"logits", out.logits}, {"act", nlohmann::json::array()}};
+  for (const auto& a : out.act) j["act"].push_back({a[0], a[1]});
+  std::cout << j.dump() << "\n";
+  return 0;
+}
+
+int bench(const Args& args) {
+  auto model = openModel(args.positional[0]);
+  auto exec = executor(model, args);
+  const size_t runs = args.has("--runs") ? std::stoul(args.get("--runs")) : 30;
+  std::printf("# %s, cpu %s, %zu threads; batches fill each bucket: S sequences of L tokens\n",
+              model->name().c_str(), model->cpuTarget().c_str(), exec->caps().threads);
+  std::printf("%-28s %9s %9s %9s %11s %9s %7s\n", "bucket (tokens/seqs/markers)", "S x L", "p50 ms",
+              "p99 ms", "tokens/s", "GFLOP/s", "allocs");
+  std::vector<kime::Bucket> buckets = model->buckets(exec->stage());
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const kime::Bucket& b = buckets[i];
+    size_t seqs = b.seqs, len = std::max<size_t>(1, b.tokens / b.seqs);
+    auto batch = kime::tools::uniformBatch(seqs, len, b.markers / seqs, model->vocab(), model->types(), 1 + i);
+    kime::Outputs out;
+    for (int w = 0; w < 3; ++w)
+      if (auto err = exec->run(batch.view(), out)) throw std::runtime_error(err->text());
+    std::vector<double> ms;
+    ms.reserve(runs);  // the measurement itself must not allocate while it counts
+    uint64_t allocs = kime::tools::allocCount();
+    for (size_t r = 0; r < runs; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      if (auto err = exec->run(batch.view(), out)) throw std::runtime_error(err->text());
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    allocs = kime::tools::allocCount() - allocs;
+    std::sort(ms.begin(), ms.end());
+    double p50 = ms[ms.size() / 2], p99 = ms[std::min(ms.size() - 1, ms.size() * 99 / 100)];
+    double flops = exec->flops(batch.view());
+    char name[64], shape[32];
+    std::snprintf(name, sizeof name, "%u/%u/%u", b.tokens, b.seqs, b.markers);
+    std::snprintf(shape, sizeof shape, "%zux%zu", seqs, len);
+    std::printf("%-28s %9s %9.3f %9.3f %11.0f %9.1f %7s\n", name, shape, p50, p99,
+                double(seqs * len) / (p50 / 1e3), flops / (p50 / 1e3) / 1e9,
+                kime::tools::allocCounterAvailable() ? std::to_string(allocs).c_str() : "n/a");
+  }
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   try {
-    auto args = kime::tools::Args::parse(argc, argv, {}, {"--reference", "--help"});
+    Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs"},
+                            {"--reference", "--inspect", "--bench", "--help"});
     if (args.has("--help")) {
       std::cout << kUsage;
       return 0;
     }
-    if (!args.has("--reference") || args.positional.size() != 3) {
-      std::cerr << kUsage;
-      return 2;
+    if (args.has("--reference")) return kime::tools::runReference(args);
+    if (args.has("--inspect") && args.positional.size() == 1) {
+      std::cout << openModel(args.positional[0])->inspect();
+      return 0;
     }
-    kime::Graph g = kime::readGraphFile(args.positional[0]);
-    auto checkpoint = kime::Checkpoint::open(args.positional[1]);
-    kime::RefWeights weights = kime::loadRefWeights(g, *checkpoint);
-    kime::tools::OwnedBatch batch = kime::tools::readBatchFile(args.positional[2]);
-    kime::RefOutputs out;
-    if (auto err = kime::evaluateReference(g, weights, batch.view(), out)) {
-      std::cerr << "kime-run: " << args.positional[2] << ": " << err->text() << "\n";
-      return 1;
-    }
-    std::cout << kime::tools::outputsJson(out.logits, out.act) << "\n";
-    return 0;
+    if (args.has("--bench") && args.positional.size() == 1) return bench(args);
+    if (args.positional.size() == 2) return runBatch(args);
+    std::cerr << kUsage;
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "kime-run: error: " << e.what() << "\n";
     return 1;

@@ -41,6 +41,20 @@ std::string halideTarget(const std::string& target) {
   throw CompileError("unknown target \"" + target + "\" (kime knows " + known + ")");
 }
 
+// The C library the kernels link against, so that their calls bind to its current symbol
+// versions: unversioned references to pthread_cond_wait bind to glibc's 2.2.5 compatibility
+// version, which allocates on every wait of a fresh condition variable (the thread pool parks
+// threads on such), and a warm run would no longer be allocation-free.
+static std::string libcFor(const std::string& target) {
+  std::vector<std::string> candidates =
+      target == "arm-64" ? std::vector<std::string>{"/usr/aarch64-linux-gnu/lib/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6"}
+                         : std::vector<std::string>{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/x86_64-linux-gnu/lib/libc.so.6"};
+  for (const std::string& c : candidates)
+    if (fs::exists(c)) return c;
+  throw CompileError("linking the " + target + " kernels needs that target's glibc (" + candidates.front() +
+                     (target == "arm-64" ? ", Debian package libc6-arm64-cross)" : ")"));
+}
+
 static int lanesOf(const std::string& target) {
   if (target == "x86-64-avx512") return 16;
   if (target == "x86-64-avx2") return 8;
@@ -129,6 +143,7 @@ std::string compileSharedObject(const std::vector<KernelSpec>& specs,
                                    "--hash-style=both", "-o", so};
   argv.insert(argv.end(), objects.begin(), objects.end());
   argv.push_back(runtime);
+  argv.push_back(libcFor(target));
   std::string log;
   if (run(argv, log, dir.path() / "link.log") != 0)
     throw CompileError("linking the " + target + " kernels failed: " + log);

@@ -102,8 +102,10 @@ class Executor {
   // Runs `batch` in the smallest bucket of the stage that holds it; `used` gets that bucket.
   [[nodiscard]] std::optional<Error> run(const Batch& batch, Outputs& out, Bucket* used = nullptr);
   Caps caps() const;
-  // Matmul FLOPs of the bucket's plan at `tokens` tokens (counted analytically).
-  double flops(size_t index, size_t tokens, size_t seqs, size_t markers) const;
+  const std::string& stage() const;
+  // The matmul FLOPs (projections, MLP, heads, and q.k and p.v of attention) a batch costs,
+  // counted analytically from the plan of the bucket that holds it; 0 when none does.
+  double flops(const Batch& batch) const;
 
  private:
   explicit Executor(std::unique_ptr<ExecutorImpl> impl);

@@ -1,0 +1,28 @@
+// kime-run --reference: the f64 reference evaluator on a Graph and its checkpoint.
+#include <iostream>
+
+#include "common/Args.h"
+#include "common/BatchFile.h"
+#include "reference/Reference.h"
+
+namespace kime::tools {
+
+int runReference(const Args& args) {
+  if (args.positional.size() != 3) {
+    std::cerr << "usage: kime-run --reference GRAPH.json MODEL.safetensors BATCH.json\n";
+    return 2;
+  }
+  Graph g = readGraphFile(args.positional[0]);
+  auto checkpoint = Checkpoint::open(args.positional[1]);
+  RefWeights weights = loadRefWeights(g, *checkpoint);
+  OwnedBatch batch = readBatchFile(args.positional[2]);
+  RefOutputs out;
+  if (auto err = evaluateReference(g, weights, batch.view(), out)) {
+    std::cerr << "kime-run: " << args.positional[2] << ": " << err->text() << "\n";
+    return 1;
+  }
+  std::cout << outputsJson(out.logits, out.act) << "\n";
+  return 0;
+}
+
+}  // namespace kime::tools
