@@ -65,6 +65,38 @@ size_t learnedPositions(const Graph& g) {
   return 0;
 }
 
+// One line per argument kind: in:NAME[ROWS], w:NAME[SHAPE], @OFFSET[ROWS, COLS].
+std::string argText(const PlanArg& a, const WeightPacker& w) {
+  auto dims = [&](const std::string& rows, int64_t bound, int64_t cols) {
+    std::string r = rows.empty() ? std::to_string(bound) : rows + ":" + std::to_string(bound);
+    return "[" + r + (cols ? ", " + std::to_string(cols) : "") + "]";
+  };
+  switch (a.source) {
+    case PlanArg::Source::Input: return "in:" + a.input + dims(a.rows, a.rowCount, a.cols);
+    case PlanArg::Source::Weight: {
+      const PackedWeight& p = w.weights()[size_t(a.weight)];
+      std::string shape;
+      for (int64_t d : p.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+      return "w:" + p.name + (p.layout == "transposed" ? "^T" : "") + "[" + shape + "]";
+    }
+    case PlanArg::Source::Arena: return "@" + std::to_string(a.offset) + dims(a.rows, a.rowCount, a.cols);
+  }
+  return "?";
+}
+
+// The plan of a bucket as text: what --emit=plan prints.
+std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightPacker& w) {
+  std::string s = "bucket " + describe(p.bucket) + ": arena " + std::to_string(p.arena) + " bytes, " +
+                  std::to_string(p.steps.size()) + " kernel calls\n";
+  for (const PlanStep& st : p.steps) {
+    s += "  " + k.name(st.kernel) + " \"" + st.node + "\"(";
+    for (size_t i = 0; i + 1 < st.args.size(); ++i) s += (i ? ", " : "") + argText(st.args[i], w);
+    s += ") -> " + argText(st.args.back(), w) + "\n";
+  }
+  s += "  logits " + argText(p.logits, w) + ", act " + argText(p.act, w) + "\n";
+  return s;
+}
+
 bool close(double got, double want) {
   double err = std::fabs(got - want);
   return err <= 1e-4 || err <= 1e-4 * std::fabs(want);
@@ -151,6 +183,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
                                   o.emit == "mlir" ? &mlirText : nullptr);
     if (o.emit == "mlir") out << "// bucket " << describe(buckets[i]) << "\n" << mlirText;
     bucketsJson.push_back(bucketJson(plan, kernels));
+    if (o.emit == "plan") out << planText(plan, kernels, weights);
     log << "[" << i + 1 << "/" << buckets.size() << "] bucket " << describe(buckets[i]) << ": "
         << plan.steps.size() << " kernel calls, " << kernels.specs.size() - before
         << " new kernels, arena " << plan.arena << " bytes, " << std::fixed << std::setprecision(2)
@@ -158,19 +191,20 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   }
   if (o.emit == "mlir") return;
   if (o.emit == "plan") {
-    out << OJson({{"buckets", bucketsJson}, {"stages", stagesJson}}).dump(1) << "\n";
+    for (const auto& st : stagesJson) out << "stage " << st["name"].get<std::string>() << ": buckets " << st["buckets"].dump() << "\n";
     return;
   }
   std::vector<std::string> names;
   for (size_t i = 0; i < kernels.specs.size(); ++i) names.push_back(kernels.name(int64_t(i)));
-  if (o.emit == "halide") {
+  if (o.emit == "halide" || o.emit == "asm") {
     std::string target = o.targets.empty() ? "x86-64-avx2" : o.targets.front();
     for (size_t i = 0; i < kernels.specs.size(); ++i)
-      out << "// kernel " << names[i] << ": " << kernels.specs[i].key() << "\n"
-          << cpu::loweredKernel(kernels.specs[i], names[i], target);
+      out << "// kernel " << names[i] << " for " << target << ": " << kernels.specs[i].key() << "\n"
+          << (o.emit == "halide" ? cpu::loweredKernel(kernels.specs[i], names[i], target)
+                                 : cpu::kernelAssembly(kernels.specs[i], names[i], target));
     return;
   }
-  if (!o.emit.empty()) throw CompileError("--emit must be mlir, plan or halide, not \"" + o.emit + "\"");
+  if (!o.emit.empty()) throw CompileError("--emit must be mlir, plan, halide or asm, not \"" + o.emit + "\"");
 
   std::vector<Section> sections;
   OJson weightsJson = OJson::array();

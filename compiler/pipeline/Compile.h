@@ -11,7 +11,7 @@ namespace kime {
 struct CompileOptions {
   std::string graph, weights, buckets, output;
   std::vector<std::string> targets;  // CPU targets, e.g. x86-64-avx2
-  std::string emit;                  // "", mlir, plan, halide
+  std::string emit;                  // "", mlir, plan, halide, asm
   bool verify = false;
   int jobs = 1;
 };

@@ -15,8 +15,8 @@ static cl::opt<std::string> bucketsPath("buckets", cl::desc("the bucket file (st
 static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64 (comma separated or repeated)"),
                                      cl::CommaSeparated, cl::value_desc("target"));
 static cl::opt<std::string> outPath("o", cl::desc("the artifact to write"), cl::value_desc("model.kime"));
-static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels)"),
-                                 cl::value_desc("mlir|plan|halide"));
+static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels), asm (their assembly for the first target)"),
+                                 cl::value_desc("mlir|plan|halide|asm"));
 static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
 static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
 

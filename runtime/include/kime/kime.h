@@ -1,0 +1,106 @@
+/* kime runtime, C API.
+ *
+ * Load a compiled artifact (`.kime`), create an executor for one of its stages, run batches.
+ *
+ * Ownership rules:
+ *   - Every object made by a kime_*_create/open call is released by its kime_*_release call;
+ *     releasing NULL is a no-op.
+ *   - An executor holds a reference to its model: the model may be released first; its memory
+ *     goes when the last executor using it is released.
+ *   - Input arrays (the batch) are borrowed for the duration of one call. Output arrays are the
+ *     caller's: kime writes into them, never keeps them.
+ *   - out_ parameters are set to NULL/zero on entry, and filled only on success.
+ *   - Errors: every call returns a kime_status (0 = KIME_OK). When `error` is not NULL it gets
+ *     the status and a NUL-terminated message; nothing is allocated to report an error.
+ *   - No C++ exception crosses this API.
+ *   - An executor is not thread-safe: use one per thread (they may share a model).
+ */
+#ifndef KIME_KIME_H
+#define KIME_KIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KIME_MUST_USE __attribute__((warn_unused_result))
+#else
+#define KIME_MUST_USE
+#endif
+
+typedef enum kime_status {
+  KIME_OK = 0,
+  KIME_BAD_BATCH = 1,        /* the batch is inconsistent (the seed's Batch error) */
+  KIME_NO_BUCKET = 2,        /* no bucket of the stage holds the batch */
+  KIME_UNSUPPORTED = 3,      /* not a usable artifact, no such stage, no code for this CPU */
+  KIME_DEVICE = 4,           /* a kernel or the device failed */
+  KIME_INVALID_ARGUMENT = 5, /* a NULL handle, an output array too small, ... */
+} kime_status;
+
+typedef struct kime_error {
+  kime_status status;
+  char message[500];
+} kime_error;
+
+/* Returns `error->status` after writing `status`/`message`; a RETURN_IF_ERROR helper:
+ *   KIME_RETURN_IF_ERROR(kime_executor_run(...));  */
+#define KIME_RETURN_IF_ERROR(expr)   \
+  do {                               \
+    kime_status kime_s_ = (expr);    \
+    if (kime_s_ != KIME_OK) return kime_s_; \
+  } while (0)
+
+typedef struct kime_model kime_model;
+typedef struct kime_executor kime_executor;
+
+typedef struct kime_bucket {
+  uint32_t tokens, seqs, markers;
+} kime_bucket;
+
+/* A packed batch, exactly the seed's Batch: sequence s is tokens cu[s]..cu[s+1] of ids and
+ * markers mcu[s]..mcu[s+1] of markers; markers are positions within their own sequence. */
+typedef struct kime_batch {
+  const uint32_t* ids;     size_t ids_len;
+  const uint32_t* cu;      size_t cu_len;
+  const uint32_t* markers; size_t markers_len;
+  const uint32_t* mcu;     size_t mcu_len;
+  const uint8_t* qtype;    size_t qtype_len;
+} kime_batch;
+
+typedef struct kime_executor_options {
+  uint32_t struct_size; /* sizeof(kime_executor_options), set by kime_executor_options_init */
+  uint32_t threads;     /* 0: the machine's hardware threads */
+  const char* stage;    /* NULL: "serve" if the model has it, else its first stage */
+} kime_executor_options;
+
+void kime_executor_options_init(kime_executor_options* options);
+
+KIME_MUST_USE kime_status kime_model_open(const char* path, kime_model** out_model, kime_error* error);
+void kime_model_release(kime_model* model);
+
+KIME_MUST_USE kime_status kime_executor_create(kime_model* model, const kime_executor_options* options,
+                                               kime_executor** out_executor, kime_error* error);
+void kime_executor_release(kime_executor* executor);
+
+/* The number of buckets of the executor's stage, and bucket `index`. */
+size_t kime_executor_bucket_count(const kime_executor* executor);
+KIME_MUST_USE kime_status kime_executor_bucket(const kime_executor* executor, size_t index,
+                                               kime_bucket* out_bucket, kime_error* error);
+/* Builds bucket `index`'s plan now (idempotent). */
+KIME_MUST_USE kime_status kime_executor_prepare(kime_executor* executor, size_t index, kime_error* error);
+
+/* Runs a batch: `logits` gets one value per marker (capacity `logits_cap`), `act` two per
+ * sequence (capacity `act_cap` floats). `out_bucket` (may be NULL) gets the bucket used. Once the
+ * bucket is prepared, this allocates nothing. */
+KIME_MUST_USE kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch,
+                                            float* logits, size_t logits_cap, float* act,
+                                            size_t act_cap, kime_bucket* out_bucket, kime_error* error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KIME_KIME_H */

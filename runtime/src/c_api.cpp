@@ -1,0 +1,146 @@
+// The C API over the C++ runtime: handles, status codes, no exceptions across the boundary.
+#include <cstring>
+#include <algorithm>
+#include <new>
+
+#include "kime/kime.h"
+#include "kime/runtime.h"
+
+struct kime_model {
+  std::shared_ptr<kime::Model> model;
+};
+
+struct kime_executor {
+  std::unique_ptr<kime::Executor> exec;
+  std::shared_ptr<kime::Model> model;
+  kime::Outputs out;  // reused across runs: after the first, no allocation
+};
+
+namespace {
+
+kime_status fail(kime_error* e, kime_status s, const char* msg) {
+  if (e) {
+    e->status = s;
+    std::strncpy(e->message, msg, sizeof e->message - 1);
+    e->message[sizeof e->message - 1] = '\0';
+  }
+  return s;
+}
+
+kime_status fail(kime_error* e, const kime::Error& err) {
+  kime_status s = KIME_UNSUPPORTED;
+  switch (err.kind) {
+    case kime::ErrorKind::Batch: s = KIME_BAD_BATCH; break;
+    case kime::ErrorKind::NoBucket: s = KIME_NO_BUCKET; break;
+    case kime::ErrorKind::Unsupported: s = KIME_UNSUPPORTED; break;
+    case kime::ErrorKind::Device: s = KIME_DEVICE; break;
+  }
+  return fail(e, s, err.text().c_str());
+}
+
+kime_status ok(kime_error* e) {
+  if (e) e->status = KIME_OK, e->message[0] = '\0';
+  return KIME_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+void kime_executor_options_init(kime_executor_options* o) {
+  if (!o) return;
+  std::memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+}
+
+kime_status kime_model_open(const char* path, kime_model** out_model, kime_error* error) {
+  if (out_model) *out_model = nullptr;
+  if (!path || !out_model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: path and out_model are required");
+  try {
+    auto m = kime::Model::open(path);
+    if (!m) return fail(error, m.error());
+    *out_model = new kime_model{*m};
+    return ok(error);
+  } catch (const std::exception& e) {
+    return fail(error, KIME_UNSUPPORTED, e.what());
+  }
+}
+
+void kime_model_release(kime_model* model) { delete model; }
+
+kime_status kime_executor_create(kime_model* model, const kime_executor_options* options,
+                                 kime_executor** out_executor, kime_error* error) {
+  if (out_executor) *out_executor = nullptr;
+  if (!model || !out_executor) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_create: model and out_executor are required");
+  if (options && options->struct_size != sizeof *options)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_create: options were not made by kime_executor_options_init");
+  try {
+    std::string stage;
+    if (options && options->stage) stage = options->stage;
+    if (stage.empty()) {
+      std::vector<std::string> s = model->model->stages();
+      stage = s.empty() ? "" : std::find(s.begin(), s.end(), "serve") != s.end() ? "serve" : s.front();
+    }
+    kime::ExecutorOptions o;
+    o.threads = options ? options->threads : 0;
+    auto e = kime::Executor::create(model->model, stage, o);
+    if (!e) return fail(error, e.error());
+    *out_executor = new kime_executor{std::move(*e), model->model, {}};
+    return ok(error);
+  } catch (const std::exception& e) {
+    return fail(error, KIME_DEVICE, e.what());
+  }
+}
+
+void kime_executor_release(kime_executor* executor) { delete executor; }
+
+size_t kime_executor_bucket_count(const kime_executor* executor) {
+  return executor ? executor->model->buckets(executor->exec->stage()).size() : 0;
+}
+
+kime_status kime_executor_bucket(const kime_executor* executor, size_t index, kime_bucket* out_bucket,
+                                 kime_error* error) {
+  if (out_bucket) *out_bucket = {0, 0, 0};
+  if (!executor || !out_bucket) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_bucket: executor and out_bucket are required");
+  std::vector<kime::Bucket> b = executor->model->buckets(executor->exec->stage());
+  if (index >= b.size()) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_bucket: index past the stage's buckets");
+  *out_bucket = {b[index].tokens, b[index].seqs, b[index].markers};
+  return ok(error);
+}
+
+kime_status kime_executor_prepare(kime_executor* executor, size_t index, kime_error* error) {
+  if (!executor) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_prepare: executor is required");
+  try {
+    if (auto err = executor->exec->prepare(index)) return fail(error, *err);
+    return ok(error);
+  } catch (const std::exception& e) {
+    return fail(error, KIME_DEVICE, e.what());
+  }
+}
+
+kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch, float* logits,
+                              size_t logits_cap, float* act, size_t act_cap, kime_bucket* out_bucket,
+                              kime_error* error) {
+  if (out_bucket) *out_bucket = {0, 0, 0};
+  if (!executor || !batch) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: executor and batch are required");
+  kime::Batch b{{batch->ids, batch->ids_len}, {batch->cu, batch->cu_len}, {batch->markers, batch->markers_len},
+                {batch->mcu, batch->mcu_len}, {batch->qtype, batch->qtype_len}};
+  if (logits_cap < b.markerCount() || act_cap < 2 * b.seqs())
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: the output arrays are smaller than the batch's markers and sequences");
+  if ((b.markerCount() && !logits) || (b.seqs() && !act))
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: output arrays are required");
+  try {
+    kime::Bucket used;
+    if (auto err = executor->exec->run(b, executor->out, &used)) return fail(error, *err);
+    if (!executor->out.logits.empty())
+      std::memcpy(logits, executor->out.logits.data(), executor->out.logits.size() * sizeof(float));
+    if (!executor->out.act.empty())
+      std::memcpy(act, executor->out.act.data(), executor->out.act.size() * 2 * sizeof(float));
+    if (out_bucket) *out_bucket = {used.tokens, used.seqs, used.markers};
+    return ok(error);
+  } catch (const std::exception& e) {
+    return fail(error, KIME_DEVICE, e.what());
+  }
+}
+
+}  // extern "C"
