@@ -1,12 +1,13 @@
 # lit configuration of kime's FileCheck tests.
 import os
+import sys
 
 import lit.formats
 
 config.name = "kime"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "compare.py", "golden.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kime_obj_root, "test", "lit")
 
@@ -16,3 +17,4 @@ config.environment["PATH"] = os.pathsep.join(
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 config.substitutions.append(("%data", config.kime_test_data))
 config.substitutions.append(("%src", config.kime_src_root))
+config.substitutions.append(("%python", sys.executable))
