@@ -10,5 +10,12 @@ BIN=build/bin
   $BIN/kime-graph $EX/config.json --name kime_small -o $EX/graph.json \
     --random-weights $EX/model.safetensors --seed 1
 echo "graph: $EX/graph.json ($(grep -c '"op"' $EX/graph.json) nodes), weights: $EX/model.safetensors"
-echo "reference outputs of $EX/batch.json:"
+# Compile every bucket of the example bucket file (checked against the reference), then run the
+# bundled batch on the artifact and show the reference's outputs beside it.
+$BIN/kime-compile $EX/graph.json --weights $EX/model.safetensors --buckets $EX/buckets.json \
+  -o $EX/model.kime --verify -j "$(nproc)"
+$BIN/kime-run $EX/model.kime --inspect
+echo "outputs of $EX/batch.json (kime-run, f32):"
+$BIN/kime-run $EX/model.kime $EX/batch.json
+echo "reference (f64):"
 $BIN/kime-run --reference $EX/graph.json $EX/model.safetensors $EX/batch.json

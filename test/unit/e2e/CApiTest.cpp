@@ -1,0 +1,83 @@
+// The C API: handles, status codes and messages, zeroed out-parameters, and a real run.
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "CompiledModel.h"
+#include "kime/kime.h"
+
+namespace kime {
+namespace {
+
+TEST(CApi, OpensRunsAndReleases) {
+  kime_error err;
+  kime_model* model = reinterpret_cast<kime_model*>(1);
+  ASSERT_EQ(kime_model_open(test::smallModel().artifact.c_str(), &model, &err), KIME_OK) << err.message;
+  kime_executor_options o;
+  kime_executor_options_init(&o);
+  o.threads = 2;
+  kime_executor* exec = nullptr;
+  ASSERT_EQ(kime_executor_create(model, &o, &exec, &err), KIME_OK) << err.message;
+  kime_model_release(model);  // the executor keeps it alive
+  EXPECT_EQ(kime_executor_bucket_count(exec), 2u);
+  kime_bucket b;
+  ASSERT_EQ(kime_executor_bucket(exec, 1, &b, &err), KIME_OK);
+  EXPECT_EQ(b.tokens, 512u);
+  ASSERT_EQ(kime_executor_prepare(exec, 0, &err), KIME_OK);
+
+  uint32_t ids[] = {5, 6, 7, 8, 9}, cu[] = {0, 3, 5}, markers[] = {0, 2, 1}, mcu[] = {0, 2, 3};
+  uint8_t qtype[] = {1, 3};
+  kime_batch batch = {ids, 5, cu, 3, markers, 3, mcu, 3, qtype, 2};
+  float logits[3], act[4];
+  ASSERT_EQ(kime_executor_run(exec, &batch, logits, 3, act, 4, &b, &err), KIME_OK) << err.message;
+  EXPECT_EQ(b.tokens, 128u);
+
+  // The same batch through the C++ API gives the same bits.
+  auto cpp = Executor::create(test::smallModel().model, "serve", {2});
+  Outputs out;
+  ASSERT_FALSE((*cpp)->run(Batch{{ids, 5}, {cu, 3}, {markers, 3}, {mcu, 3}, {qtype, 2}}, out));
+  EXPECT_EQ(0, std::memcmp(logits, out.logits.data(), sizeof logits));
+  EXPECT_EQ(0, std::memcmp(act, out.act.data(), sizeof act));
+
+  EXPECT_EQ(kime_executor_run(exec, &batch, logits, 2, act, 4, nullptr, &err), KIME_INVALID_ARGUMENT);
+  ids[0] = 99999;
+  EXPECT_EQ(kime_executor_run(exec, &batch, logits, 3, act, 4, nullptr, &err), KIME_BAD_BATCH);
+  EXPECT_STREQ(err.message, "bad batch: token id 99999 is past the vocabulary of 4096");
+  kime_executor_release(exec);
+}
+
+TEST(CApi, ErrorsComeWithAStatusAndAMessage) {
+  kime_error err;
+  kime_model* model = reinterpret_cast<kime_model*>(1);
+  EXPECT_EQ(kime_model_open("/nonexistent.kime", &model, &err), KIME_UNSUPPORTED);
+  EXPECT_EQ(model, nullptr);  // out-parameters are cleared on entry
+  EXPECT_EQ(err.status, KIME_UNSUPPORTED);
+  EXPECT_STREQ(err.message, "unsupported: /nonexistent.kime: cannot open: No such file or directory");
+  EXPECT_EQ(kime_model_open(nullptr, &model, nullptr), KIME_INVALID_ARGUMENT);
+  kime_executor* exec = nullptr;
+  EXPECT_EQ(kime_executor_create(nullptr, nullptr, &exec, &err), KIME_INVALID_ARGUMENT);
+  kime_model_release(nullptr);
+  kime_executor_release(nullptr);
+}
+
+TEST(CApi, NoBucketHasItsOwnStatus) {
+  kime_error err;
+  kime_model* model = nullptr;
+  ASSERT_EQ(kime_model_open(test::smallModel().artifact.c_str(), &model, &err), KIME_OK);
+  kime_executor_options o;
+  kime_executor_options_init(&o);
+  o.stage = "serve";
+  kime_executor* exec = nullptr;
+  ASSERT_EQ(kime_executor_create(model, &o, &exec, &err), KIME_OK);
+  std::vector<uint32_t> ids(600, 1), cu = {0, 600}, mcu = {0, 0};
+  uint8_t qtype[] = {0};
+  kime_batch batch = {ids.data(), ids.size(), cu.data(), 2, nullptr, 0, mcu.data(), 2, qtype, 1};
+  float act[2];
+  EXPECT_EQ(kime_executor_run(exec, &batch, nullptr, 0, act, 2, nullptr, &err), KIME_NO_BUCKET);
+  EXPECT_STREQ(err.message, "no serve bucket holds 600 tokens, 1 sequences and 0 markers (its largest bucket holds 512 tokens, 32 sequences and 128 markers)");
+  kime_executor_release(exec);
+  kime_model_release(model);
+}
+
+}  // namespace
+}  // namespace kime

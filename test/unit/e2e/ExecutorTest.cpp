@@ -1,0 +1,147 @@
+// The executor's contract, on the compiled example model: bucket choice, NoBucket, prepare and
+// warm, reused Outputs, bit-identical runs, and the reference on edge-case batches.
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "CompiledModel.h"
+#include "common/BatchGen.h"
+
+namespace kime {
+namespace {
+
+std::unique_ptr<Executor> serve(size_t threads = 2) {
+  auto e = Executor::create(test::smallModel().model, "serve", {threads});
+  if (!e) throw std::runtime_error(e.error().text());
+  return std::move(*e);
+}
+
+void expectMatchesReference(const tools::OwnedBatch& b, const Outputs& got) {
+  const auto& cm = test::smallModel();
+  RefOutputs want;
+  ASSERT_FALSE(evaluateReference(cm.graph, cm.weights, b.view(), want));
+  ASSERT_EQ(got.logits.size(), want.logits.size());
+  ASSERT_EQ(got.act.size(), want.act.size());
+  for (size_t i = 0; i < want.logits.size(); ++i)
+    EXPECT_TRUE(test::closeTo(got.logits[i], want.logits[i])) << "logit " << i << ": " << got.logits[i] << " vs " << want.logits[i];
+  for (size_t s = 0; s < want.act.size(); ++s)
+    for (int c = 0; c < 2; ++c)
+      EXPECT_TRUE(test::closeTo(got.act[s][c], want.act[s][c])) << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
+}
+
+TEST(Executor, EveryServeBucketMatchesTheReferenceOnEdgeCases) {
+  auto exec = serve();
+  const auto& cm = test::smallModel();
+  std::vector<Bucket> list = cm.model->buckets("serve");
+  for (size_t i = 0; i < list.size(); ++i)
+    for (const auto& nb : tools::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 3 + i)) {
+      SCOPED_TRACE("bucket " + std::to_string(i) + ": " + nb.name);
+      Outputs out;
+      Bucket used;
+      ASSERT_FALSE(exec->run(nb.batch.view(), out, &used));
+      expectMatchesReference(nb.batch, out);
+    }
+}
+
+TEST(Executor, PicksTheSmallestBucketThatHoldsTheBatch) {
+  auto exec = serve();
+  Outputs out;
+  Bucket used;
+  auto small = tools::uniformBatch(8, 16, 4, 4096, 4, 1);  // exactly the first bucket
+  ASSERT_FALSE(exec->run(small.view(), out, &used));
+  EXPECT_EQ(used, (Bucket{128, 8, 32}));
+  auto more = tools::uniformBatch(9, 4, 1, 4096, 4, 1);  // one sequence too many for it
+  ASSERT_FALSE(exec->run(more.view(), out, &used));
+  EXPECT_EQ(used, (Bucket{512, 32, 128}));
+}
+
+TEST(Executor, ABatchPastTheLargestBucketIsNoBucket) {
+  auto exec = serve();
+  Outputs out;
+  auto big = tools::uniformBatch(2, 300, 1, 4096, 4, 1);
+  auto err = exec->run(big.view(), out);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->kind, ErrorKind::NoBucket);
+  EXPECT_EQ(err->text(), "no serve bucket holds 600 tokens, 2 sequences and 2 markers (its largest bucket holds 512 tokens, 32 sequences and 128 markers)");
+}
+
+TEST(Executor, ABadBatchGetsTheSeedsMessage) {
+  auto exec = serve();
+  Outputs out;
+  auto b = tools::uniformBatch(2, 4, 1, 4096, 4, 1);
+  b.ids[1] = 5000;
+  auto err = exec->run(b.view(), out);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->text(), "bad batch: token id 5000 is past the vocabulary of 4096");
+}
+
+TEST(Executor, PrepareIsIdempotentAndWarmListsPreparedBuckets) {
+  auto exec = serve();
+  EXPECT_TRUE(exec->warm().empty());
+  ASSERT_FALSE(exec->prepare(1));
+  ASSERT_FALSE(exec->prepare(1));
+  EXPECT_EQ(exec->warm(), (std::vector<Bucket>{{512, 32, 128}}));
+  Outputs out;
+  auto b = tools::uniformBatch(1, 3, 1, 4096, 4, 2);
+  ASSERT_FALSE(exec->run(b.view(), out));  // prepares bucket 0 lazily
+  EXPECT_EQ(exec->warm().size(), 2u);
+  auto err = exec->prepare(2);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->text(), "unsupported: stage serve has 2 buckets, not 3");
+}
+
+TEST(Executor, OutputsAreReusedAcrossBatches) {
+  auto exec = serve();
+  Outputs out;
+  auto big = tools::uniformBatch(8, 16, 4, 4096, 4, 1), small = tools::uniformBatch(2, 5, 1, 4096, 4, 2);
+  ASSERT_FALSE(exec->run(big.view(), out));
+  const float* logits = out.logits.data();
+  ASSERT_FALSE(exec->run(small.view(), out));
+  EXPECT_EQ(out.logits.size(), 2u);
+  EXPECT_EQ(out.act.size(), 2u);
+  EXPECT_EQ(out.logits.data(), logits);  // shrinking keeps the storage
+}
+
+TEST(Executor, RunsAreBitIdenticalRepeatedAndAcrossThreadCounts) {
+  auto one = serve(1), two = serve(2);
+  auto b = tools::uniformBatch(6, 13, 3, 4096, 4, 9);
+  Outputs a, c, d;
+  ASSERT_FALSE(two->run(b.view(), a));
+  ASSERT_FALSE(two->run(b.view(), c));
+  ASSERT_FALSE(one->run(b.view(), d));
+  ASSERT_EQ(a.logits.size(), d.logits.size());
+  EXPECT_EQ(0, std::memcmp(a.logits.data(), c.logits.data(), a.logits.size() * 4));
+  EXPECT_EQ(0, std::memcmp(a.logits.data(), d.logits.data(), a.logits.size() * 4));
+  EXPECT_EQ(0, std::memcmp(a.act.data(), d.act.data(), a.act.size() * 8));
+}
+
+TEST(Executor, CapsReportTheCpuAndItsThreads) {
+  Caps c = serve(2)->caps();
+  EXPECT_EQ(c.name, "cpu");
+  EXPECT_EQ(c.threads, 2u);
+  EXPECT_FALSE(c.graphs);
+}
+
+TEST(Executor, AnUnknownStageIsRefusedNamingTheStages) {
+  auto e = Executor::create(test::smallModel().model, "batch");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().text(), "unsupported: the model has no stage \"batch\" (it has bulk, serve)");
+}
+
+TEST(BatchBuf, BuildsTheSeedsBatchAndReusesItsStorage) {
+  BatchBuf buf;
+  EXPECT_EQ(buf.batch().seqs(), 0u);
+  EXPECT_FALSE(checkBatch(buf.batch(), 10, 2));
+  uint32_t ids[] = {1, 2, 3}, m[] = {2};
+  buf.push(ids, 3, m, 1, 1);
+  buf.push(ids, 0, nullptr, 0, 0);
+  Batch b = buf.batch();
+  EXPECT_EQ(b.seqs(), 2u);
+  EXPECT_EQ(std::vector<uint32_t>(b.cu.begin(), b.cu.end()), (std::vector<uint32_t>{0, 3, 3}));
+  EXPECT_FALSE(checkBatch(b, 10, 2));
+  buf.clear();
+  EXPECT_EQ(buf.batch().seqs(), 0u);
+}
+
+}  // namespace
+}  // namespace kime
