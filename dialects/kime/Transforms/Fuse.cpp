@@ -58,8 +58,9 @@ Value absorbNorm(KernelBuilder& k, Value x, Builder& b) {
 }
 
 // Emits the kernel in place of `k.result` and erases what it absorbed (a norm only once nothing
-// else reads it: q, k and v each take the norm into their own kernel).
-void emit(KernelBuilder& k, Builder& b) {
+// else reads it: q, k and v each take the norm into their own kernel). `erased` collects the
+// erased ops for callers that hold lists of candidates.
+void emit(KernelBuilder& k, Builder& b, DenseSet<Operation*>* erased = nullptr) {
   Operation* last = k.result.getDefiningOp();
   OpBuilder ob(last);
   ob.setInsertionPointAfter(last);
@@ -70,14 +71,19 @@ void emit(KernelBuilder& k, Builder& b) {
   k.result.replaceAllUsesWith(op.getResult());
   // Absorbed ops were collected producer first; erase consumers first.
   for (Operation* o : llvm::reverse(k.absorbed))
-    if (o->use_empty()) o->erase();
+    if (o->use_empty()) {
+      if (erased) erased->insert(o);
+      o->erase();
+    }
 }
 
 // tok[ids] + type[qtype] per token (+ pos[positions]).
 void fuseEmbed(func::FuncOp fn, Builder& b) {
   SmallVector<AddOp> adds;
   fn.walk([&](AddOp a) { adds.push_back(a); });
+  DenseSet<Operation*> erased;  // a learned-position add joins the kernel of the add before it
   for (AddOp add : adds) {
+    if (erased.contains(add)) continue;
     auto tok = definedBy<GatherRowsOp>(add.getLhs());
     auto expand = definedBy<ExpandSeqsOp>(add.getRhs());
     auto type = expand ? definedBy<GatherRowsOp>(expand.getX()) : GatherRowsOp();
@@ -104,7 +110,7 @@ void fuseEmbed(func::FuncOp fn, Builder& b) {
       }
     }
     k.config.push_back(b.getNamedAttr("learned_pos", b.getBoolAttr(k.roles.back() == "pos")));
-    emit(k, b);
+    emit(k, b, &erased);
   }
 }
 
