@@ -150,22 +150,22 @@ std::string compileSharedObject(const std::vector<KernelSpec>& specs,
   return json::readFile(so);
 }
 
-std::string loweredKernel(const KernelSpec& spec, const std::string& name, const std::string& target) {
+// One kernel compiled to one text output (Halide's statement or assembly).
+static std::string kernelText(const KernelSpec& spec, const std::string& name, const std::string& target,
+                              Halide::OutputFileType type, const char* ext) {
   TempDir dir;
   HalideKernel k = buildKernel(spec, lanesOf(target));
-  fs::path stmt = dir.path() / (name + ".stmt");
-  k.pipeline.compile_to({{Halide::OutputFileType::stmt, stmt.string()}}, k.args, name,
-                        kernelTarget(target));
-  return json::readFile(stmt.string());
+  fs::path file = dir.path() / (name + ext);
+  k.pipeline.compile_to({{type, file.string()}}, k.args, name, kernelTarget(target));
+  return json::readFile(file.string());
+}
+
+std::string loweredKernel(const KernelSpec& spec, const std::string& name, const std::string& target) {
+  return kernelText(spec, name, target, Halide::OutputFileType::stmt, ".stmt");
 }
 
 std::string kernelAssembly(const KernelSpec& spec, const std::string& name, const std::string& target) {
-  TempDir dir;
-  HalideKernel k = buildKernel(spec, lanesOf(target));
-  fs::path s = dir.path() / (name + ".s");
-  k.pipeline.compile_to({{Halide::OutputFileType::assembly, s.string()}}, k.args, name,
-                        kernelTarget(target));
-  return json::readFile(s.string());
+  return kernelText(spec, name, target, Halide::OutputFileType::assembly, ".s");
 }
 
 }  // namespace kime::cpu

@@ -57,6 +57,13 @@ Value absorbNorm(KernelBuilder& k, Value x, Builder& b) {
   return x;
 }
 
+// The kernel's input rows, first among its operands, with the norm in front of them absorbed.
+void absorbInput(KernelBuilder& k, Value x, Builder& b) {
+  Value in = absorbNorm(k, x, b);
+  k.args.insert(k.args.begin(), in);
+  k.roles.insert(k.roles.begin(), "x");
+}
+
 // Emits the kernel in place of `k.result` and erases what it absorbed (a norm only once nothing
 // else reads it: q, k and v each take the norm into their own kernel). `erased` collects the
 // erased ops for callers that hold lists of candidates.
@@ -125,9 +132,7 @@ void fuseHeads(func::FuncOp fn, Builder& b) {
     if (!markers && !first) continue;
     KernelBuilder k{"head", l.getNode().str()};
     Operation* rows = markers ? markers.getOperation() : first.getOperation();
-    Value x = absorbNorm(k, rows->getOperand(0), b);
-    k.args.insert(k.args.begin(), x);
-    k.roles.insert(k.roles.begin(), "x");
+    absorbInput(k, rows->getOperand(0), b);
     k.add("cu", rows->getOperand(1));
     if (markers) {
       k.add("markers", markers.getMarkers());
@@ -186,9 +191,7 @@ void fuseSwiGlu(func::FuncOp fn, Builder& b) {
         !silu.getResult().hasOneUse() || !up.getResult().hasOneUse())
       continue;
     KernelBuilder k{"linear", mul.getNode().str()};
-    Value x = absorbNorm(k, gate.getX(), b);
-    k.args.insert(k.args.begin(), x);
-    k.roles.insert(k.roles.begin(), "x");
+    absorbInput(k, gate.getX(), b);
     k.add("weight", gate.getWeight());
     k.add("bias", gate.getBias());
     k.add("weight.up", up.getWeight());
@@ -206,9 +209,7 @@ void fuseLinears(func::FuncOp fn, Builder& b) {
   fn.walk([&](LinearOp l) { linears.push_back(l); });
   for (LinearOp l : linears) {
     KernelBuilder k{"linear", l.getNode().str()};
-    Value x = absorbNorm(k, l.getX(), b);
-    k.args.insert(k.args.begin(), x);
-    k.roles.insert(k.roles.begin(), "x");
+    absorbInput(k, l.getX(), b);
     k.add("weight", l.getWeight());
     k.add("bias", l.getBias());
     k.absorbed.push_back(l);

@@ -6,6 +6,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from compare import compare  # noqa: E402
+
 data, buckets, out = sys.argv[1], sys.argv[2], sys.argv[3]
 tol = float(sys.argv[4]) if len(sys.argv) > 4 else 1e-4
 runner = sys.argv[5:]  # e.g. qemu-aarch64 -L /usr/aarch64-linux-gnu for a foreign kime-run
@@ -25,13 +28,7 @@ for case in sorted(os.listdir(f"{data}/golden")):
     for k in range(6):
         got = json.loads(subprocess.run(runner + [kime_run, art, f"{d}/batch_{k}.json"], check=True,
                                         capture_output=True, text=True).stdout)
-        want = json.load(open(f"{d}/expect_{k}.json"))
-        flat = lambda v: [x for r in v for x in (r if isinstance(r, list) else [r])]
-        for key in ("logits", "act"):
-            g, w = flat(got[key]), flat(want[key])
-            assert len(g) == len(w), f"{case} batch {k} {key}: {len(g)} values vs {len(w)}"
-            for i, (a, b) in enumerate(zip(g, w)):
-                assert abs(a - b) <= tol or abs(a - b) <= tol * abs(b), f"{case} batch {k} {key}[{i}]: {a} vs {b}"
+        compare(got, json.load(open(f"{d}/expect_{k}.json")), tol, f"{case} batch {k} ")
         checked += 1
     print(f"{case}: 6 batches match within {tol}")
 print(f"golden: {checked} batches")
