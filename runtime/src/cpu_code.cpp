@@ -43,6 +43,11 @@ void onKernelError(void*, const char* msg) {
 const char* takeKernelError() { return lastKernelError; }
 
 std::optional<Error> loadCpuCode(ModelImpl& m) {
+#ifdef KIME_STATIC_RUNTIME
+  // glibc cannot give a shared object loaded into a static executable the C library it needs.
+  return Error::unsupported(m.path + ": this kime runtime is statically linked and cannot load the artifact's "
+                            "kernels (they need the machine's glibc); use the dynamically linked kime-run");
+#endif
   std::vector<std::string> have;
   for (const SectionInfo& s : m.sections)
     if (s.name.rfind("code.cpu.", 0) == 0) have.push_back(s.name.substr(9));

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# AArch64 end to end, on this x86-64 host: cross-builds the runtime and kime-run with Debian's
+# g++-aarch64-linux-gnu, compiles artifacts with arm-64 code beside x86-64 code, and runs them
+# under qemu-aarch64: every bucket of the example model and every golden case, each checked
+# against the reference evaluator within 1e-4. Prints the size report.
+# Usage: check-aarch64.sh SOURCE_DIR HOST_BIN_DIR WORK_DIR
+set -euo pipefail
+src=$1 bin=$2 work=$3
+export PATH="$bin:$PATH"
+qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+mkdir -p "$work"
+
+echo "== cross-building the AArch64 runtime and kime-run"
+cmake -G Ninja -S "$src" -B "$work/build" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
+  -DKIME_BUILD_COMPILER=OFF -DKIME_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
+cmake --build "$work/build" -j"$(nproc)" > "$work/build.log"
+run=("${qemu[@]}" "$work/build/bin/kime-run")
+file "$work/build/bin/kime-run" | grep -q "ARM aarch64" || { echo "FAIL: kime-run is not an AArch64 executable"; exit 1; }
+
+echo "== size report (stripped)"
+for f in "$work/build/runtime/libkime.so" "$work/build/bin/kime-run"; do
+  aarch64-linux-gnu-strip -o "$work/stripped" "$f"
+  echo "$(basename "$f"): $(stat -c %s "$work/stripped") bytes stripped ($(stat -c %s "$f") as built)"
+done
+aarch64-linux-gnu-strip -o "$work/stripped" "$work/build/runtime/libkime.so"
+[ "$(stat -c %s "$work/stripped")" -lt 1048576 ] || { echo "FAIL: the runtime library is over 1 MB stripped"; exit 1; }
+
+echo "== the example model, arm-64 and x86-64 code in one artifact"
+ex="$src/examples/small"
+kime-graph "$ex/config.json" --name small -o "$work/small.json" --random-weights "$work/small.safetensors" --seed 1
+kime-compile "$work/small.json" --weights "$work/small.safetensors" --buckets "$ex/buckets.json" \
+  --target arm-64,x86-64-avx2 -o "$work/small.kime" -j 2 2> "$work/compile.log"
+"${run[@]}" "$work/small.kime" --inspect | tee "$work/inspect.txt" | grep -E "code\.cpu|cpu code loaded"
+grep -q "cpu code loaded: arm-64" "$work/inspect.txt"
+kime-run "$work/small.kime" --inspect | grep -q "cpu code loaded: x86-64-avx2"
+python3 "$src/test/aarch64/run_buckets.py" "$ex/buckets.json" "$work/small.kime" "$work/small.json" \
+  "$work/small.safetensors" "$work/batches" -- "${run[@]}"
+
+echo "== an artifact without arm-64 code is refused"
+kime-compile "$work/small.json" --weights "$work/small.safetensors" --buckets "$ex/buckets.json" \
+  --target x86-64-avx2 -o "$work/x86.kime" 2> /dev/null
+if msg=$("${run[@]}" "$work/x86.kime" --inspect 2>&1); then echo "FAIL: accepted"; exit 1; fi
+echo "$msg"
+echo "$msg" | grep -q "the artifact has CPU code for x86-64-avx2, but this machine needs arm-64"
+
+echo "== the golden cases under qemu"
+KIME_TARGET=arm-64 KIME_RUN="$work/build/bin/kime-run" \
+  python3 "$src/test/lit/E2E/golden.py" "$src/test/data" "$ex/buckets.json" "$work/golden" 1e-4 "${qemu[@]}"
+echo "aarch64: all checks passed"
