@@ -1,5 +1,7 @@
 // Model and Executor: bucket choice, plan preparation, and the allocation-free run.
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -89,6 +91,7 @@ struct Prepared {
   std::vector<size_t> argStart;
   std::vector<const ArgInfo*> argInfo;      // parallel to buffers
   std::vector<bool> isOutput;               // parallel to buffers: the last argument of a step
+  std::vector<double> stepSeconds;          // per step, summed over runs while profiling
 
   ~Prepared() { std::free(arena); }
 };
@@ -102,6 +105,7 @@ struct ExecutorImpl {
   std::shared_ptr<Model> model;
   const StageInfo* stage = nullptr;
   size_t threads = 1;
+  bool profiling = false;
   std::vector<std::unique_ptr<Prepared>> plans;  // by bucket index within the stage
 
   ModelImpl& m() { return model->impl(); }
@@ -155,6 +159,7 @@ struct ExecutorImpl {
       }
     }
     p->argStart.push_back(i);
+    p->stepSeconds.assign(b.steps.size(), 0.0);
     plans[index] = std::move(p);
     return std::nullopt;
   }
@@ -211,7 +216,10 @@ struct ExecutorImpl {
     for (size_t s = 0; s < steps.size(); ++s) {
       const kime_kernel_buffer& outBuf = p.buffers[p.argStart[s + 1] - 1];
       if (outBuf.dim[outBuf.dimensions - 1].extent == 0) continue;  // nothing to compute
+      auto t0 = profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       int rc = m().kernels[steps[s].kernel](&p.argv[p.argStart[s]]);
+      if (profiling)
+        p.stepSeconds[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (rc != 0)
         return Error::device("kernel " + m().kernelNames[steps[s].kernel] + " (node \"" + steps[s].node +
                              "\") failed with " + std::to_string(rc) + ": " + takeKernelError());
@@ -275,6 +283,21 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
                std::max(largest.markers, x.markers)};
   }
   return Error::noBucket(impl_->stage->name, t, s, k, largest);
+}
+
+void Executor::setProfiling(bool on) {
+  impl_->profiling = on;
+  for (auto& p : impl_->plans)
+    if (p) std::fill(p->stepSeconds.begin(), p->stepSeconds.end(), 0.0);
+}
+
+std::vector<std::pair<std::string, double>> Executor::profile(size_t index) const {
+  std::map<std::string, double> byKind;
+  const auto& p = impl_->plans.at(index);
+  if (!p) return {};
+  ModelImpl& m = impl_->m();
+  for (size_t s = 0; s < p->info->steps.size(); ++s) byKind[m.kernelKinds[p->info->steps[s].kernel]] += p->stepSeconds[s];
+  return {byKind.begin(), byKind.end()};
 }
 
 const std::string& Executor::stage() const { return impl_->stage->name; }

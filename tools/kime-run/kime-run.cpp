@@ -23,8 +23,9 @@ using kime::tools::Args;
 const char* kUsage =
     "usage: kime-run MODEL.kime BATCH.json [--stage S] [--threads N]   run; outputs as JSON\n"
     "       kime-run MODEL.kime --inspect                             stages, buckets, kernels, sections\n"
-    "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--runs N]\n"
-    "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations\n"
+    "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--runs N] [--profile]\n"
+    "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations;\n"
+    "                                   --profile adds the time per kernel class\n"
     "       kime-run --reference GRAPH.json MODEL.safetensors BATCH.json   f64 reference outputs\n";
 
 std::shared_ptr<kime::Model> openModel(const std::string& path) {
@@ -83,6 +84,7 @@ int bench(const Args& args) {
       if (auto err = exec->run(batch.view(), out)) throw std::runtime_error(err->text());
     std::vector<double> ms;
     ms.reserve(runs);  // the measurement itself must not allocate while it counts
+    exec->setProfiling(args.has("--profile"));
     uint64_t allocs = kime::tools::allocCount();
     for (size_t r = 0; r < runs; ++r) {
       auto t0 = std::chrono::steady_clock::now();
@@ -99,6 +101,14 @@ int bench(const Args& args) {
     std::printf("%-28s %9s %9.3f %9.3f %11.0f %9.1f %7s\n", name, shape, p50, p99,
                 double(seqs * len) / (p50 / 1e3), flops / (p50 / 1e3) / 1e9,
                 kime::tools::allocCounterAvailable() ? std::to_string(allocs).c_str() : "n/a");
+    if (args.has("--profile")) {
+      double total = 0;
+      for (const auto& [kind, sec] : exec->profile(i)) total += sec;
+      std::printf("  time per kernel class:");
+      for (const auto& [kind, sec] : exec->profile(i))
+        std::printf(" %s %.1f%% (%.3f ms)", kind.c_str(), 100 * sec / total, 1e3 * sec / double(runs));
+      std::printf("\n");
+    }
   }
   return 0;
 }
@@ -108,7 +118,7 @@ int bench(const Args& args) {
 int main(int argc, char** argv) {
   try {
     Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs"},
-                            {"--reference", "--inspect", "--bench", "--help"});
+                            {"--reference", "--inspect", "--bench", "--profile", "--help"});
     if (args.has("--help")) {
       std::cout << kUsage;
       return 0;

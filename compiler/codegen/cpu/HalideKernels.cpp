@@ -120,15 +120,25 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   Func out("linear");
   out(o, r) = y;
 
-  // Schedule: tasks of kRowTile rows; the accumulators of a tile stay in a stack buffer.
+  // Schedule: tasks of kRowTile rows. Without RoPE (whose pairs span a head) the outputs are
+  // tiled further into blocks of two vectors: a block's accumulators (rows x 2 vectors) are
+  // unrolled into registers for the whole sweep over k, and each weight vector loaded is used
+  // once per row of the tile.
   const int lanes = lanesFor(s.out, vector);
   out.bound(o, 0, int(s.out));
-  Var ro("ro"), ri("ri");
-  out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
+  Var ro("ro"), ri("ri"), oo("oo"), oi("oi");
+  out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro);
+  const bool blocked = s.ropeHeads == 0 && lanes > 1 && s.out % (2 * lanes) == 0;
+  if (blocked) {
+    out.split(o, oo, oi, 2 * lanes).reorder(oi, ri, oo, ro).vectorize(oi, lanes);
+  } else {
+    out.vectorize(o, lanes);
+  }
   for (Func* f : {&acc, &accu}) {
     if (!f->defined()) continue;
-    f->compute_at(out, ro).store_in(MemoryType::Stack).vectorize(o, lanes);
+    f->compute_at(out, blocked ? oo : ro).store_in(MemoryType::Stack).vectorize(o, lanes);
     f->update().reorder(o, r, k).vectorize(o, lanes);
+    if (blocked) f->update().unroll(o).unroll(r);
   }
   if (s.norm != "none") {
     stat.compute_at(out, ro).store_in(MemoryType::Stack);

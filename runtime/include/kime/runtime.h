@@ -103,6 +103,10 @@ class Executor {
   [[nodiscard]] std::optional<Error> run(const Batch& batch, Outputs& out, Bucket* used = nullptr);
   Caps caps() const;
   const std::string& stage() const;
+  // While on, each kernel call is timed; profile() sums the time per kernel class of bucket
+  // `index` since profiling was turned on. Timing allocates nothing.
+  void setProfiling(bool on);
+  std::vector<std::pair<std::string, double>> profile(size_t index) const;
   // The matmul FLOPs (projections, MLP, heads, and q.k and p.v of attention) a batch costs,
   // counted analytically from the plan of the bucket that holds it; 0 when none does.
   double flops(const Batch& batch) const;
