@@ -11,6 +11,8 @@ namespace {
 // Rows of output each parallel task computes; a row is computed the same way whatever the
 // number of threads or rows, so results are bit-identical across both.
 constexpr int kRowTile = 4;
+// Rows of a linear kernel's parallel task, swept in groups of kRowTile.
+constexpr int kTaskRows = 32;
 
 // The largest of 16/8/4/2/1 lanes that divides `width` and fits `vector`.
 int lanesFor(int64_t width, int vector) {
@@ -120,29 +122,37 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   Func out("linear");
   out(o, r) = y;
 
-  // Schedule: tasks of kRowTile rows. Without RoPE (whose pairs span a head) the outputs are
-  // tiled further into blocks of two vectors: a block's accumulators (rows x 2 vectors) are
-  // unrolled into registers for the whole sweep over k, and each weight vector loaded is used
-  // once per row of the tile.
+  // Schedule: tasks of kTaskRows rows. Without RoPE (whose pairs span a head) the outputs are
+  // blocked further: for each block of two output vectors, groups of kRowTile rows sweep k with
+  // their accumulators (rows x 2 vectors) unrolled into registers, while the block's weight
+  // panel stays in L1 for all the groups of the task.
   const int lanes = lanesFor(s.out, vector);
   out.bound(o, 0, int(s.out));
-  Var ro("ro"), ri("ri"), oo("oo"), oi("oi");
-  out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro);
+  Var ro("ro"), ri("ri"), oo("oo"), oi("oi"), rg("rg"), rr("rr");
   const bool blocked = s.ropeHeads == 0 && lanes > 1 && s.out % (2 * lanes) == 0;
+  Var at = ro;
   if (blocked) {
-    out.split(o, oo, oi, 2 * lanes).reorder(oi, ri, oo, ro).vectorize(oi, lanes);
+    out.split(r, ro, ri, kTaskRows, TailStrategy::GuardWithIf)
+        .split(ri, rg, rr, kRowTile, TailStrategy::GuardWithIf)
+        .split(o, oo, oi, 2 * lanes)
+        .reorder(oi, rr, rg, oo, ro)
+        .vectorize(oi, lanes)
+        .parallel(ro);
+    at = rg;
   } else {
-    out.vectorize(o, lanes);
+    out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
   }
   for (Func* f : {&acc, &accu}) {
     if (!f->defined()) continue;
-    f->compute_at(out, blocked ? oo : ro).store_in(MemoryType::Stack).vectorize(o, lanes);
+    f->compute_at(out, at).store_in(MemoryType::Stack).vectorize(o, lanes);
     f->update().reorder(o, r, k).vectorize(o, lanes);
     if (blocked) f->update().unroll(o).unroll(r);
   }
   if (s.norm != "none") {
     stat.compute_at(out, ro).store_in(MemoryType::Stack);
-    xn.compute_at(out, ro).store_in(MemoryType::Stack).vectorize(c, lanesFor(s.in, vector));
+    // The normed rows at the level of the accumulators: a task's worth (kTaskRows x K) would be
+    // large enough that Halide puts it on the heap inside the parallel loop.
+    xn.compute_at(out, at).store_in(MemoryType::Stack).vectorize(c, lanesFor(s.in, vector));
   }
   std::vector<Argument> args = {x};
   if (s.norm != "none") args.push_back(ng);
@@ -198,6 +208,8 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   den.compute_at(out, t).store_in(MemoryType::Stack);
   num.compute_at(out, t).store_in(MemoryType::Stack).vectorize(d, lanesFor(hd, vector));
   num.update().reorder(d, j, h).vectorize(d, lanesFor(hd, vector));
+  // One dot product per key for the weighted sum, not one per vector of the head's elements.
+  s1.in(num).compute_at(num, j);
   return {Pipeline(out), {q, k, v, tokseq, tokpos, cu}};
 }
 
