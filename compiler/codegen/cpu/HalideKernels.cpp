@@ -129,15 +129,26 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   const int lanes = lanesFor(s.out, vector);
   out.bound(o, 0, int(s.out));
   Var ro("ro"), ri("ri"), oo("oo"), oi("oi"), rg("rg"), rr("rr");
-  const bool blocked = s.ropeHeads == 0 && lanes > 1 && s.out % (2 * lanes) == 0;
-  Var at = ro;
+  // Accumulators a register block may hold: half the vector registers (AVX-512 has 32, AVX2
+  // and NEON 16), shared by the gate and up products of SwiGLU.
+  const int products = s.act == "swiglu" ? 2 : 1;
+  int vecs = (vector >= 16 ? 16 : 8) / (kRowTile * products);
+  while (vecs > 1 && s.out % (vecs * lanes) != 0) vecs /= 2;
+  const bool blocked = s.ropeHeads == 0 && lanes > 1 && vecs >= 1 && s.out % (vecs * lanes) == 0;
+  Var at = ro, task("task"), oc("oc"), ob("ob");
   if (blocked) {
+    // Tasks are row ranges times column chunks, so that a batch of few rows still uses every
+    // thread; within a task the weight panel of a block stays in L1 across its row groups.
+    const int blocks = int(s.out / (vecs * lanes));
+    const int chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
     out.split(r, ro, ri, kTaskRows, TailStrategy::GuardWithIf)
         .split(ri, rg, rr, kRowTile, TailStrategy::GuardWithIf)
-        .split(o, oo, oi, 2 * lanes)
-        .reorder(oi, rr, rg, oo, ro)
+        .split(o, oo, oi, vecs * lanes)
+        .split(oo, oc, ob, blocks / chunks)
+        .reorder(oi, rr, rg, ob, ro, oc)
+        .fuse(ro, oc, task)
         .vectorize(oi, lanes)
-        .parallel(ro);
+        .parallel(task);
     at = rg;
   } else {
     out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
@@ -149,7 +160,7 @@ HalideKernel linear(const KernelSpec& s, int vector) {
     if (blocked) f->update().unroll(o).unroll(r);
   }
   if (s.norm != "none") {
-    stat.compute_at(out, ro).store_in(MemoryType::Stack);
+    stat.compute_at(out, blocked ? task : ro).store_in(MemoryType::Stack);
     // The normed rows at the level of the accumulators: a task's worth (kTaskRows x K) would be
     // large enough that Halide puts it on the heap inside the parallel loop.
     xn.compute_at(out, at).store_in(MemoryType::Stack).vectorize(c, lanesFor(s.in, vector));

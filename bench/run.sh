@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# CPU benchmark: kime against this machine's FMA peak and, when the peer harness is installed,
+# against ONNX Runtime on the same model, weights and batch shapes, all in this one run.
+#   bench/run.sh [CONFIG...]            default: small base
+# Environment: KIME_PEERS=DIR  an installed copy of ../shared/peers (cp -r ../shared/peers DIR;
+#              DIR/install.sh) to time ONNX Runtime too; SHAPES="1x16 8x16 ..."; THREADS=2.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+configs=("${@:-small base}")
+[ $# -gt 0 ] || configs=(small base)
+shapes=${SHAPES:-1x16 8x16 8x64 32x128 128x32}
+threads=${THREADS:-2}
+out=$root/bench/out
+mkdir -p "$out"
+"$root/scripts/build.sh" > "$out/build.log"
+bin=$root/build/bin
+
+gcc -O2 -pthread "$root/bench/fma_peak.c" -o "$out/fma_peak"
+read -r isa peak1 peak2 < <("$out/fma_peak")
+echo "# FMA peak ($isa): $peak1 GFLOP/s on 1 thread, $peak2 GFLOP/s on 2 threads"
+
+for cfg in "${configs[@]}"; do
+  case_dir=$out/$cfg
+  mkdir -p "$case_dir"
+  cp "$root/bench/configs/$cfg.json" "$case_dir/config.json"
+  [ -f "$case_dir/model.safetensors" ] ||
+    "$bin/kime-graph" "$case_dir/config.json" --name "$cfg" -o "$case_dir/graph.json" \
+      --random-weights "$case_dir/model.safetensors" --seed 1
+  # One stage per shape, one bucket exactly the shape's size.
+  python3 - "$case_dir/buckets.json" $shapes <<'PY'
+import json, sys
+stages = {}
+for s in sys.argv[2:]:
+    S, L = map(int, s.split("x"))
+    stages[f"s{S}x{L}"] = [{"tokens": S * L, "seqs": S, "markers": S}]
+json.dump({"stages": stages}, open(sys.argv[1], "w"))
+PY
+  [ -f "$case_dir/model.kime" ] && [ "$case_dir/model.kime" -nt "$bin/kime-compile" ] ||
+    "$bin/kime-compile" "$case_dir/graph.json" --weights "$case_dir/model.safetensors" \
+      --buckets "$case_dir/buckets.json" --target x86-64-avx2,x86-64-avx512 -o "$case_dir/model.kime" \
+      -j "$(nproc)" 2> "$case_dir/compile.log"
+  : > "$case_dir/kime.txt"
+  for s in $shapes; do
+    runs=20; [ "$cfg" = base ] && runs=5
+    "$bin/kime-run" "$case_dir/model.kime" --bench --stage "s$s" --threads "$threads" --runs $runs --profile \
+      >> "$case_dir/kime.txt"
+  done
+  : > "$case_dir/ort.jsonl"
+  if [ -n "${KIME_PEERS:-}" ] && [ -d "$KIME_PEERS/node/node_modules/onnxruntime-node" ]; then
+    (cd "$KIME_PEERS" && /usr/bin/python3 export_onnx.py "$case_dir" > "$case_dir/export.log" 2>&1 &&
+       node bench_ort.js "$case_dir" $shapes > "$case_dir/ort.jsonl")
+  fi
+  python3 - "$case_dir" "$peak2" $shapes <<'PY'
+import json, re, sys
+case, peak, shapes = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+c = json.load(open(f"{case}/config.json"))
+d, hd, H, KV, F, nl = c["hidden"], c["hidden"] // c["heads"], c["heads"], c["kv_heads"], c["ffn"], c["layers"]
+def gflop(S, L):  # the peers' count: projections, MLP, attention; 2 FLOPs per multiply-add
+    T = S * L
+    proj = 2 * T * d * (H * hd + 2 * KV * hd) + 2 * T * H * hd * d
+    mlp = 2 * T * d * F * (3 if c["act"] == "swiglu" else 2)
+    return nl * (proj + mlp + 4 * S * L * L * H * hd) / 1e9
+kime = {}
+lines = open(f"{case}/kime.txt").read().splitlines()
+for i, line in enumerate(lines):
+    m = re.match(r"\S+\s+(\d+)x(\d+)\s+([\d.]+)\s+([\d.]+)\s+\S+\s+\S+\s+(\S+)", line)
+    if m:
+        prof = lines[i + 1].strip() if i + 1 < len(lines) and "per kernel class" in lines[i + 1] else ""
+        kime[(int(m[1]), int(m[2]))] = (float(m[3]), m[5], prof)
+ort = {(r["S"], r["L"]): r["ms"] for r in map(json.loads, open(f"{case}/ort.jsonl"))}
+print(f"\n## {c.get('name', case.split('/')[-1])}: " + json.dumps(c))
+print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'% peak':>7} {'ORT ms':>8} {'ORT/kime':>8} {'allocs':>6}")
+for s in shapes:
+    S, L = map(int, s.split("x"))
+    ms, allocs, prof = kime[(S, L)]
+    g = gflop(S, L) / (ms / 1e3)
+    o = ort.get((S, L))
+    print(f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {100 * g / peak:6.1f}% "
+          f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} {allocs:>6}")
+    if prof:
+        print(f"{'':>7} {prof}")
+PY
+done
