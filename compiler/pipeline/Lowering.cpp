@@ -81,6 +81,14 @@ class StepBuilder {
   }
   PlanArg tokens(const char* name) { return inputArg(name, "T", b_.tokens, "i32"); }
 
+  // The input rows, then the weights of the norm in front of them.
+  void normedInput(KernelOp k, KernelSpec& s, PlanStep& step) {
+    PlanArg x = arenaArg(k.arg("x"));
+    s.in = x.cols;
+    step.args.push_back(x);
+    norm(k, s, step);
+  }
+
   void norm(KernelOp k, KernelSpec& s, PlanStep& step) {
     s.norm = config<StringAttr>(k, "norm").str();
     if (s.norm == "none") return;
@@ -102,10 +110,7 @@ class StepBuilder {
       s.learnedPos = bool(k.arg("pos"));
       if (s.learnedPos) step.args.push_back(weight(k, "pos", "rows"));
     } else if (s.kind == "linear") {
-      PlanArg x = arenaArg(k.arg("x"));
-      s.in = x.cols;
-      step.args.push_back(x);
-      norm(k, s, step);
+      normedInput(k, s, step);
       s.act = config<StringAttr>(k, "act").str();
       step.args.push_back(weight(k, "weight", "transposed"));
       s.bias = bool(k.arg("bias"));
@@ -140,10 +145,7 @@ class StepBuilder {
                    inputArg("cu", "S+1", b_.seqs + 1, "u32")};
       step.flops = 4.0 * double(s.in);  // per (query, key) pair: q.k and p.v
     } else if (s.kind == "head") {
-      PlanArg x = arenaArg(k.arg("x"));
-      s.in = x.cols;
-      step.args.push_back(x);
-      norm(k, s, step);
+      normedInput(k, s, step);
       s.rows = config<StringAttr>(k, "rows").str();
       step.args.push_back(s.rows == "markers" ? inputArg("marker_rows", "M", b_.markers, "i32")
                                               : inputArg("first_rows", "S", b_.seqs, "i32"));
