@@ -29,3 +29,8 @@ target_compile_definitions(kime_halide INTERFACE HALIDE_ENABLE_RTTI HALIDE_WITH_
 # The linker kime-compile runs to make each target's kernels one shared object. lld links
 # x86-64 and AArch64 objects alike.
 find_program(KIME_LLD_PATH NAMES ld.lld-19 ld.lld REQUIRED)
+
+# CUDA Toolkit 13: NVRTC turns the generated CUDA C++ into PTX; ptxas proves it assembles. No GPU
+# is needed for either.
+find_package(CUDAToolkit REQUIRED)
+find_program(KIME_PTXAS_PATH ptxas HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin REQUIRED)

@@ -11,6 +11,7 @@
 #include "artifact/ArtifactWriter.h"
 #include "buckets/Buckets.h"
 #include "codegen/cpu/CpuCodegen.h"
+#include "codegen/cuda/CudaKernels.h"
 #include "common/BatchGen.h"
 #include "import/GraphImport.h"
 #include "kime/runtime.h"
@@ -196,6 +197,10 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   }
   std::vector<std::string> names;
   for (size_t i = 0; i < kernels.specs.size(); ++i) names.push_back(kernels.name(int64_t(i)));
+  if (o.emit == "cuda") {
+    out << cuda::moduleSource(kernels.specs, names);
+    return;
+  }
   if (o.emit == "halide" || o.emit == "asm") {
     std::string target = o.targets.empty() ? "x86-64-avx2" : o.targets.front();
     for (size_t i = 0; i < kernels.specs.size(); ++i)
@@ -204,7 +209,8 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
                                  : cpu::kernelAssembly(kernels.specs[i], names[i], target));
     return;
   }
-  if (!o.emit.empty()) throw CompileError("--emit must be mlir, plan, halide or asm, not \"" + o.emit + "\"");
+  if (!o.emit.empty())
+    throw CompileError("--emit must be mlir, plan, halide, asm or cuda, not \"" + o.emit + "\"");
 
   std::vector<Section> sections;
   OJson weightsJson = OJson::array();
@@ -217,7 +223,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
       {"format", 1}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types},
       {"signature", {{"inputs", {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
                      {"outputs", {"logits [M] f32", "act [S, 2] f32"}}}},
-      {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}}},
+      {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}, {"ptx", o.cudaArchs}}},
       {"buckets", bucketsJson}, {"stages", stagesJson}};
   sections.push_back({"manifest", manifest.dump(1)});
   sections.push_back({"weights.cpu", weights.sectionBytes()});
@@ -226,6 +232,17 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
     sections.push_back({"code.cpu." + t, cpu::compileSharedObject(kernels.specs, names, t, o.jobs)});
     log << "codegen " << t << ": " << names.size() << " kernels, " << sections.back().bytes.size()
         << " bytes, " << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
+  }
+  if (!o.cudaArchs.empty()) {
+    // One PTX section per arch, each already assembled by ptxas; the CUDA runtime loads them.
+    const std::string source = cuda::moduleSource(kernels.specs, names);
+    for (const std::string& arch : o.cudaArchs) {
+      auto t0 = std::chrono::steady_clock::now();
+      sections.push_back({"code.ptx." + arch, cuda::compileToPtx(source, arch)});
+      log << "codegen " << arch << ": " << names.size() << " kernels, " << sections.back().bytes.size()
+          << " bytes of PTX (ptxas ok), " << std::fixed << std::setprecision(2) << seconds(t0) << " s"
+          << std::defaultfloat << "\n";
+    }
   }
   if (!o.verify) {
     writeArtifact(o.output, sections);

@@ -11,7 +11,8 @@ namespace kime {
 struct CompileOptions {
   std::string graph, weights, buckets, output;
   std::vector<std::string> targets;  // CPU targets, e.g. x86-64-avx2
-  std::string emit;                  // "", mlir, plan, halide, asm
+  std::vector<std::string> cudaArchs;  // PTX for these, e.g. sm_90; none: no CUDA code
+  std::string emit;                  // "", mlir, plan, halide, asm, cuda
   bool verify = false;
   int jobs = 1;
 };

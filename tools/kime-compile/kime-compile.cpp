@@ -15,8 +15,10 @@ static cl::opt<std::string> bucketsPath("buckets", cl::desc("the bucket file (st
 static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64 (comma separated or repeated)"),
                                      cl::CommaSeparated, cl::value_desc("target"));
 static cl::opt<std::string> outPath("o", cl::desc("the artifact to write"), cl::value_desc("model.kime"));
-static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels), asm (their assembly for the first target)"),
-                                 cl::value_desc("mlir|plan|halide|asm"));
+static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels), asm (their assembly for the first target), cuda (the generated CUDA C++)"),
+                                 cl::value_desc("mlir|plan|halide|asm|cuda"));
+static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90; \"none\" for no CUDA code)"),
+                                       cl::CommaSeparated, cl::value_desc("sm_NN"));
 static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
 static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
 
@@ -29,6 +31,9 @@ int main(int argc, char** argv) {
   o.output = outPath;
   o.targets.assign(targets.begin(), targets.end());
   if (o.targets.empty()) o.targets = {"x86-64-avx2", "x86-64-avx512"};
+  o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
+  if (o.cudaArchs.empty()) o.cudaArchs = {"sm_80", "sm_90"};
+  if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
   o.emit = emit;
   o.verify = verify;
   o.jobs = jobs;

@@ -1,19 +1,15 @@
 #include "CpuCodegen.h"
 
 #include <atomic>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 #include "HalideKernels.h"
 #include "kime/format.h"
 #include "support/Diagnostic.h"
 #include "support/JsonFields.h"
+#include "support/Process.h"
 
 namespace kime::cpu {
 
@@ -66,50 +62,6 @@ static Halide::Target kernelTarget(const std::string& target) {
   return Halide::Target(halideTarget(target)).with_feature(Halide::Target::NoRuntime);
 }
 
-// A temporary directory removed when it goes out of scope, whatever happens.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kime-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw CompileError("cannot make a temporary directory");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// Runs argv without a shell; returns its exit status and puts its output in `out`.
-static int run(const std::vector<std::string>& argv, std::string& out, const fs::path& logFile) {
-  pid_t pid = fork();
-  if (pid < 0) throw CompileError("cannot start " + argv[0]);
-  if (pid == 0) {
-    FILE* log = std::fopen(logFile.c_str(), "w");
-    if (log) {
-      dup2(fileno(log), 1);
-      dup2(fileno(log), 2);
-    }
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s\n", args[0]);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  std::ifstream in(logFile);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 std::string compileSharedObject(const std::vector<KernelSpec>& specs,
                                 const std::vector<std::string>& names, const std::string& target,
                                 int jobs) {
@@ -145,7 +97,7 @@ std::string compileSharedObject(const std::vector<KernelSpec>& specs,
   argv.push_back(runtime);
   argv.push_back(libcFor(target));
   std::string log;
-  if (run(argv, log, dir.path() / "link.log") != 0)
+  if (runProgram(argv, log) != 0)
     throw CompileError("linking the " + target + " kernels failed: " + log);
   return json::readFile(so);
 }

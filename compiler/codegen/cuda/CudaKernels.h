@@ -1,0 +1,30 @@
+// CUDA C++ for each kernel class, specialized with the kernel's constants, and its compilation
+// by NVRTC to PTX, checked by ptxas.
+//
+// A kernel takes `counts` (device int[3]: the batch's T, S, M) and then one pointer per plan
+// argument, in the plan's order (the same order as the CPU kernels'). Grids are sized for the
+// bucket's bounds; threads past the actual counts return at once, so a plan can be captured
+// once as a graph and replayed for any batch the bucket holds.
+#ifndef KIME_CODEGEN_CUDA_CUDAKERNELS_H
+#define KIME_CODEGEN_CUDA_CUDAKERNELS_H
+
+#include <string>
+#include <vector>
+
+#include "pipeline/KernelSpec.h"
+
+namespace kime::cuda {
+
+// The source of one kernel named `name`.
+std::string kernelSource(const KernelSpec& spec, const std::string& name);
+
+// All kernels of an artifact as one translation unit.
+std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names);
+
+// NVRTC: the PTX of `source` for `arch` (e.g. "sm_90"), then assembled by ptxas for that arch
+// to prove it is valid. Throws CompileError with NVRTC's or ptxas's log.
+std::string compileToPtx(const std::string& source, const std::string& arch);
+
+}  // namespace kime::cuda
+
+#endif  // KIME_CODEGEN_CUDA_CUDAKERNELS_H
