@@ -20,5 +20,6 @@ else
   echo "setup: all packages present"
 fi
 if [ ! -x /usr/local/cuda/bin/ptxas ]; then
-  echo "setup: note: CUDA 13 not found at /usr/local/cuda (needed from the CUDA issue on)" >&2
+  echo "setup: CUDA 13 (NVRTC, ptxas) is required at /usr/local/cuda and was not found" >&2
+  exit 1
 fi
