@@ -17,10 +17,6 @@ __device__ __forceinline__ float kime_warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-__device__ __forceinline__ float kime_warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 )";
 
 std::string num(double v) {
@@ -69,7 +65,8 @@ std::string embed(const KernelSpec& s, const std::string& name) {
 }
 
 // One warp per output row: the norm statistics, then each lane computes columns lane, lane+32, ...
-// (weights are packed [in, out], so a warp's loads of one k are contiguous).
+// (weights are packed [in, out], so a warp's loads of one k are contiguous). The rows are tokens:
+// kime-fuse makes linear kernels only over token rows (the heads take the marker and first rows).
 std::string linear(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in), O = std::to_string(s.out);
