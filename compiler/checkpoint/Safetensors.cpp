@@ -226,16 +226,19 @@ void writeSafetensors(const std::string& path, const std::vector<TensorData>& te
   out.reserve(out.size() + offset);
   for (const TensorData& t : tensors) {
     for (float v : t.values) {
+      // Rounded once, the value is exact in the dtype: its bits are the top half of the f32
+      // (bf16) or the f16 conversion.
+      float r = shapes::roundTo(t.dtype, v);
       uint32_t b;
-      std::memcpy(&b, &v, 4);
+      std::memcpy(&b, &r, 4);
       if (t.dtype == shapes::DType::F32) {
         out.append(reinterpret_cast<const char*>(&b), 4);
       } else if (t.dtype == shapes::DType::BF16) {
-        uint16_t r = uint16_t((b + 0x7fff + ((b >> 16) & 1)) >> 16);
-        out.append(reinterpret_cast<const char*>(&r), 2);
+        uint16_t h = uint16_t(b >> 16);
+        out.append(reinterpret_cast<const char*>(&h), 2);
       } else {
-        _Float16 r = static_cast<_Float16>(v);
-        out.append(reinterpret_cast<const char*>(&r), 2);
+        _Float16 h = static_cast<_Float16>(r);
+        out.append(reinterpret_cast<const char*>(&h), 2);
       }
     }
   }

@@ -1,7 +1,6 @@
 #include "ModelConfig.h"
 
 #include <cmath>
-#include <cstring>
 #include <random>
 
 #include "support/JsonFields.h"
@@ -160,7 +159,6 @@ struct Normal {
   }
 };
 
-float roundTo(shapes::DType t, float v);
 
 }  // namespace
 
@@ -186,27 +184,10 @@ std::map<std::string, std::vector<float>> randomWeights(const Graph& g, uint64_t
       scale = 1 / std::sqrt(double(w.shape.back()));
     }
     std::vector<float> v(count);
-    for (float& x : v) x = roundTo(w.dtype, float(mean + scale * n.next()));
+    for (float& x : v) x = shapes::roundTo(w.dtype, float(mean + scale * n.next()));
     out.emplace(w.name, std::move(v));
   }
   return out;
 }
-
-namespace {
-
-float roundTo(shapes::DType t, float v) {
-  // f16 and bf16 weights hold what the dtype can; round to nearest even through the bits.
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  if (t == shapes::DType::BF16) {
-    b = (b + 0x7fff + ((b >> 16) & 1)) & 0xffff0000u;
-    std::memcpy(&v, &b, 4);
-    return v;
-  }
-  if (t == shapes::DType::F16) return static_cast<float>(static_cast<_Float16>(v));
-  return v;
-}
-
-}  // namespace
 
 }  // namespace kime

@@ -1,6 +1,7 @@
 #include "kime/Shapes/KimeShapes.h"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace kime::shapes {
 
@@ -62,6 +63,16 @@ std::optional<Dim> parseDim(const std::string& s) {
 }
 
 bool isFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+float roundTo(DType t, float v) {
+  if (t == DType::F16) return static_cast<float>(static_cast<_Float16>(v));
+  if (t != DType::BF16) return v;
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  b = (b + 0x7fff + ((b >> 16) & 1)) & 0xffff0000u;
+  std::memcpy(&v, &b, 4);
+  return v;
+}
 
 Shape idsShape() { return {{Dim::symbol(Sym::T)}, DType::U32}; }
 Shape cuShape() { return {{Dim::symbol(Sym::S, 1)}, DType::U32}; }
