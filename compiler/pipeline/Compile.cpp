@@ -98,11 +98,6 @@ std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightP
   return s;
 }
 
-bool close(double got, double want) {
-  double err = std::fabs(got - want);
-  return err <= 1e-4 || err <= 1e-4 * std::fabs(want);
-}
-
 // Runs every bucket of the written artifact on generated batches and compares each output with
 // the reference evaluator.
 void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& ck,
@@ -128,7 +123,7 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
           throw CompileError("--verify: reference: " + err->text());
         auto cmp = [&](double x, double y, const std::string& what) {
           worst = std::max(worst, std::fabs(x - y));
-          if (!close(x, y))
+          if (!withinTolerance(x, y, 1e-4))
             throw CompileError("--verify: stage " + st.name + " bucket " + describe(b) + ", batch \"" +
                                nb.name + "\": " + what + " is " + std::to_string(x) + " but the reference says " +
                                std::to_string(y));

@@ -262,6 +262,11 @@ class Evaluator {
 
 }  // namespace
 
+bool withinTolerance(double got, double want, double tol) {
+  double err = std::fabs(got - want);
+  return err <= tol || err <= tol * std::fabs(want);
+}
+
 std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch,
                                        RefOutputs& out) {
   if (auto err = checkBatch(batch, size_t(g.vocab), size_t(g.types))) return err;

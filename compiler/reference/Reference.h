@@ -35,6 +35,10 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c);
 [[nodiscard]] std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w,
                                                      const Batch& batch, RefOutputs& out);
 
+// How every check compares an output with the reference: within `tol` absolutely, or relatively
+// where the reference exceeds 1 in size.
+bool withinTolerance(double got, double want, double tol);
+
 }  // namespace kime
 
 #endif  // KIME_REFERENCE_REFERENCE_H

@@ -1,6 +1,5 @@
 #include "TestData.h"
 
-#include <cmath>
 #include <filesystem>
 
 #include "checkpoint/Safetensors.h"
@@ -31,11 +30,6 @@ Expected readExpected(const std::string& path) {
   e.logits = j.at("logits").get<std::vector<double>>();
   for (const auto& a : j.at("act")) e.act.push_back({a.at(0).get<double>(), a.at(1).get<double>()});
   return e;
-}
-
-bool close(double got, double want, double tol) {
-  double err = std::fabs(got - want);
-  return err <= tol || err <= tol * std::fabs(want);
 }
 
 }  // namespace kime::test

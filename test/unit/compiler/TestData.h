@@ -23,9 +23,6 @@ struct Expected {
 };
 Expected readExpected(const std::string& path);
 
-// Within `tol`: absolute, or relative where the expected value exceeds 1 in size.
-bool close(double got, double want, double tol);
-
 }  // namespace kime::test
 
 #endif  // KIME_TEST_TESTDATA_H

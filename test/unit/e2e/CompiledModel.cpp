@@ -1,6 +1,5 @@
 #include "CompiledModel.h"
 
-#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -47,11 +46,6 @@ const CompiledModel& smallModel() {
   m->model = *model;
   cached = std::move(m);
   return *cached;
-}
-
-bool closeTo(double got, double want) {
-  double e = std::fabs(got - want);
-  return e <= 1e-4 || e <= 1e-4 * std::fabs(want);
 }
 
 }  // namespace kime::test

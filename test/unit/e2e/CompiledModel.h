@@ -22,9 +22,6 @@ struct CompiledModel {
 // Compiles (or reuses) the artifact; fails the calling test on any error.
 const CompiledModel& smallModel();
 
-// Within 1e-4: absolute, or relative above 1.
-bool closeTo(double got, double want);
-
 }  // namespace kime::test
 
 #endif  // KIME_TEST_COMPILEDMODEL_H
