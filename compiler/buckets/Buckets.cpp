@@ -4,11 +4,6 @@
 
 namespace kime {
 
-std::string describe(const Bucket& b) {
-  return "{tokens " + std::to_string(b.tokens) + ", seqs " + std::to_string(b.seqs) +
-         ", markers " + std::to_string(b.markers) + "}";
-}
-
 static Bucket parseBucket(const json::Json& j, const std::string& where) {
   json::requireObject(j, where);
   json::onlyKeys(j, {"tokens", "seqs", "markers"}, where);

@@ -20,8 +20,6 @@ struct Stage {
 std::vector<Stage> parseBuckets(const std::string& text, const std::string& source);
 std::vector<Stage> readBucketsFile(const std::string& path);
 
-std::string describe(const Bucket& b);  // "{tokens 128, seqs 8, markers 32}"
-
 }  // namespace kime
 
 #endif  // KIME_BUCKETS_BUCKETS_H

@@ -24,6 +24,11 @@ std::string Error::text() const {
   return detail;
 }
 
+std::string describe(const Bucket& b) {
+  return "{tokens " + std::to_string(b.tokens) + ", seqs " + std::to_string(b.seqs) + ", markers " +
+         std::to_string(b.markers) + "}";
+}
+
 namespace {
 
 bool endsBeforeStart(const Batch& b, size_t i) {

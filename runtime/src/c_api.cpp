@@ -1,6 +1,5 @@
 // The C API over the C++ runtime: handles, status codes, no exceptions across the boundary.
 #include <cstring>
-#include <algorithm>
 #include <new>
 
 #include "kime/kime.h"
@@ -77,10 +76,7 @@ kime_status kime_executor_create(kime_model* model, const kime_executor_options*
   try {
     std::string stage;
     if (options && options->stage) stage = options->stage;
-    if (stage.empty()) {
-      std::vector<std::string> s = model->model->stages();
-      stage = s.empty() ? "" : std::find(s.begin(), s.end(), "serve") != s.end() ? "serve" : s.front();
-    }
+    if (stage.empty()) stage = model->model->defaultStage();
     kime::ExecutorOptions o;
     o.threads = options ? options->threads : 0;
     auto e = kime::Executor::create(model->model, stage, o);

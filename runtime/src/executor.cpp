@@ -37,6 +37,12 @@ std::vector<std::string> Model::stages() const {
   return out;
 }
 
+std::string Model::defaultStage() const {
+  for (const StageInfo& s : impl_->stages)
+    if (s.name == "serve") return s.name;
+  return impl_->stages.empty() ? "" : impl_->stages.front().name;
+}
+
 std::vector<Bucket> Model::buckets(const std::string& stage) const {
   std::vector<Bucket> out;
   for (const StageInfo& s : impl_->stages)
@@ -47,10 +53,6 @@ std::vector<Bucket> Model::buckets(const std::string& stage) const {
 
 std::string Model::inspect() const {
   const ModelImpl& m = *impl_;
-  auto bucketText = [](const Bucket& b) {
-    return "{tokens " + std::to_string(b.tokens) + ", seqs " + std::to_string(b.seqs) +
-           ", markers " + std::to_string(b.markers) + "}";
-  };
   std::string s = "model " + m.name + " (vocab " + std::to_string(m.vocab) + ", types " +
                   std::to_string(m.types) + ")\nfile " + m.path + " (" + std::to_string(m.mapSize) +
                   " bytes)\nsections:\n";
@@ -62,7 +64,7 @@ std::string Model::inspect() const {
     s += "  " + st.name + ":\n";
     for (size_t b : st.buckets) {
       const BucketInfo& bi = m.buckets[b];
-      s += "    bucket " + bucketText(bi.bucket) + ": arena " + std::to_string(bi.arena) +
+      s += "    bucket " + describe(bi.bucket) + ": arena " + std::to_string(bi.arena) +
            " bytes, " + std::to_string(bi.steps.size()) + " kernel calls\n";
     }
   }
@@ -90,7 +92,6 @@ struct Prepared {
   std::vector<void*> argv;                  // per step, its buffers; steps back to back
   std::vector<size_t> argStart;
   std::vector<const ArgInfo*> argInfo;      // parallel to buffers
-  std::vector<bool> isOutput;               // parallel to buffers: the last argument of a step
   std::vector<double> stepSeconds;          // per step, summed over runs while profiling
 
   ~Prepared() { std::free(arena); }
@@ -131,7 +132,6 @@ struct ExecutorImpl {
     p->dims.resize(2 * count);
     p->argv.resize(count);
     p->argInfo.resize(count);
-    p->isOutput.resize(count);
     size_t i = 0;
     for (const StepInfo& s : b.steps) {
       p->argStart.push_back(i);
@@ -154,7 +154,6 @@ struct ExecutorImpl {
                      m().weights[size_t(a.weight)].offset;
         p->argv[i] = &buf;
         p->argInfo[i] = &a;
-        p->isOutput[i] = &a == &s.args.back();
         ++i;
       }
     }
@@ -198,9 +197,8 @@ struct ExecutorImpl {
       kime_kernel_buffer& buf = p.buffers[i];
       // An input keeps at least one row (its memory always has one): a kernel whose output has
       // rows may still read, under a mask, a row of an input that has none (the first row of an
-      // empty sequence).
-      int64_t rows = count(a.rows, a.rowCount);
-      buf.dim[buf.dimensions - 1].extent = int32_t(p.isOutput[i] ? rows : std::max<int64_t>(rows, 1));
+      // empty sequence). Outputs are set to their exact rows below.
+      buf.dim[buf.dimensions - 1].extent = int32_t(std::max<int64_t>(count(a.rows, a.rowCount), 1));
       if (a.source != ArgInfo::Source::Input) continue;
       switch (a.input) {
         case InputId::Ids: buf.host = hostOf(b.ids.data); break;
@@ -214,8 +212,13 @@ struct ExecutorImpl {
     }
     const std::vector<StepInfo>& steps = p.info->steps;
     for (size_t s = 0; s < steps.size(); ++s) {
-      const kime_kernel_buffer& outBuf = p.buffers[p.argStart[s + 1] - 1];
-      if (outBuf.dim[outBuf.dimensions - 1].extent == 0) continue;  // nothing to compute
+      // A step's output is its last argument: exactly the batch's rows, and nothing to compute
+      // when there are none.
+      const size_t last = p.argStart[s + 1] - 1;
+      kime_kernel_buffer& outBuf = p.buffers[last];
+      const int64_t rows = count(p.argInfo[last]->rows, p.argInfo[last]->rowCount);
+      outBuf.dim[outBuf.dimensions - 1].extent = int32_t(rows);
+      if (rows == 0) continue;
       auto t0 = profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       int rc = m().kernels[steps[s].kernel](&p.argv[p.argStart[s]]);
       if (profiling)

@@ -35,12 +35,7 @@ std::shared_ptr<kime::Model> openModel(const std::string& path) {
 }
 
 std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const Args& args) {
-  std::string stage = args.get("--stage");
-  if (stage.empty()) {
-    std::vector<std::string> s = m->stages();
-    if (s.empty()) throw std::runtime_error("the model has no stages");
-    stage = std::find(s.begin(), s.end(), "serve") != s.end() ? "serve" : s.front();
-  }
+  std::string stage = args.get("--stage", m->defaultStage());
   kime::ExecutorOptions o;
   o.threads = args.has("--threads") ? std::stoul(args.get("--threads")) : 0;
   auto e = kime::Executor::create(m, stage, o);

@@ -61,6 +61,9 @@ struct Bucket {
   }
 };
 
+// "{tokens 128, seqs 8, markers 32}": how messages and listings name a bucket.
+std::string describe(const Bucket& b);
+
 // The seed's four errors.
 enum class ErrorKind {
   Batch,        // the batch is inconsistent

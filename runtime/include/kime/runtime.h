@@ -67,6 +67,8 @@ class Model {
   size_t types() const;
   // Stage names, and each stage's buckets in the order they are tried.
   std::vector<std::string> stages() const;
+  // The stage to use when none is named: "serve" if the model has it, else its first stage.
+  std::string defaultStage() const;
   std::vector<Bucket> buckets(const std::string& stage) const;
   // The CPU target whose code was loaded (e.g. "x86-64-avx512").
   const std::string& cpuTarget() const;
