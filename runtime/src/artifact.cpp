@@ -1,7 +1,6 @@
 // Reading a `.kime` file: mapping, checks, manifest.
 #include <cerrno>
 #include <cstring>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sys/mman.h>
@@ -136,10 +135,10 @@ void readManifest(const std::string& text, ModelImpl& m) {
 }  // namespace
 
 ModelImpl::~ModelImpl() {
-  if (library) {
-    // The kernels' thread pool lives in the library: stop it before unloading the code.
-    if (auto stop = reinterpret_cast<void (*)()>(dlsym(library, "halide_shutdown_thread_pool"))) stop();
-    dlclose(library);
+  if (code) {
+    // The kernels' thread pool lives in their code: stop it before unloading it.
+    if (auto stop = reinterpret_cast<void (*)()>(code->symbol("halide_shutdown_thread_pool"))) stop();
+    code.reset();
   }
   if (map) munmap(const_cast<uint8_t*>(map), mapSize);
 }

@@ -1,10 +1,14 @@
-// Loading the CPU kernels: the best code section this CPU runs, from memory (memfd + dlopen).
+// Loading the CPU kernels: the best code section this CPU runs, from memory, by the system's
+// loader (memfd + dlopen) or by kime's own (static executables; KIME_KERNEL_LOADER=kime).
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <variant>
 
+#include "elf_image.h"
 #include "model_impl.h"
 
 namespace kime {
@@ -42,11 +46,70 @@ void onKernelError(void*, const char* msg) {
 
 const char* takeKernelError() { return lastKernelError; }
 
+namespace {
+
+#ifndef KIME_STATIC_RUNTIME
+// The system's loader: the kernels become a file in memory (memfd) that dlopen maps. Debuggers
+// and profilers see their symbols.
+class DlopenedCode : public LoadedCode {
+ public:
+  explicit DlopenedCode(void* handle) : handle_(handle) {}
+  ~DlopenedCode() override { dlclose(handle_); }
+  void* symbol(const std::string& name) const override { return dlsym(handle_, name.c_str()); }
+
+ private:
+  void* handle_;
+};
+#endif
+
+// kime's own loader (elf_image.h): the only one a static executable has.
+class BuiltinLoadedCode : public LoadedCode {
+ public:
+  explicit BuiltinLoadedCode(std::unique_ptr<ElfImage> image) : image_(std::move(image)) {}
+  void* symbol(const std::string& name) const override { return image_->symbol(name); }
+
+ private:
+  std::unique_ptr<ElfImage> image_;
+};
+
+#ifndef KIME_STATIC_RUNTIME
+std::variant<std::unique_ptr<LoadedCode>, std::string> loadWithDlopen(const uint8_t* bytes, uint64_t size) {
+  int fd = memfd_create("kime-kernels", MFD_CLOEXEC);
+  if (fd < 0) return std::string("memfd_create: ") + std::strerror(errno);
+  for (uint64_t done = 0; done < size;) {
+    ssize_t n = write(fd, bytes + done, size - done);
+    if (n <= 0) {
+      std::string why = std::string("writing the kernels to memory: ") + std::strerror(errno);
+      close(fd);
+      return why;
+    }
+    done += uint64_t(n);
+  }
+  std::string procPath = "/proc/self/fd/" + std::to_string(fd);
+  void* handle = dlopen(procPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!handle) return std::string(dlerror());
+  return std::unique_ptr<LoadedCode>(new DlopenedCode(handle));
+}
+#endif
+
+std::variant<std::unique_ptr<LoadedCode>, std::string> loadBuiltin(const uint8_t* bytes, uint64_t size) {
+  std::string why;
+  std::unique_ptr<ElfImage> image = ElfImage::load(bytes, size, why);
+  if (!image) return why;
+  return std::unique_ptr<LoadedCode>(new BuiltinLoadedCode(std::move(image)));
+}
+
+}  // namespace
+
 std::optional<Error> loadCpuCode(ModelImpl& m) {
 #ifdef KIME_STATIC_RUNTIME
-  // glibc cannot give a shared object loaded into a static executable the C library it needs.
-  return Error::unsupported(m.path + ": this kime runtime is statically linked and cannot load the artifact's "
-                            "kernels (they need the machine's glibc); use the dynamically linked kime-run");
+  m.loader = "kime";  // glibc's dlopen cannot serve a static executable
+#else
+  const char* pick = std::getenv("KIME_KERNEL_LOADER");
+  m.loader = pick && *pick ? pick : "dlopen";
+  if (m.loader != "dlopen" && m.loader != "kime")
+    return Error::unsupported("KIME_KERNEL_LOADER is \"" + m.loader + "\"; it may be \"dlopen\" or \"kime\"");
 #endif
   std::vector<std::string> have;
   for (const SectionInfo& s : m.sections)
@@ -65,31 +128,23 @@ std::optional<Error> loadCpuCode(ModelImpl& m) {
     return Error::unsupported(m.path + ": the artifact has CPU code for " + (a.empty() ? "no target" : a) +
                               ", but this machine needs " + (b.empty() ? "a target kime does not know" : b));
   }
-  // dlopen wants a file: a memfd is one that never touches the disk.
-  int fd = memfd_create("kime-kernels", MFD_CLOEXEC);
-  if (fd < 0) return Error::device(std::string("memfd_create: ") + std::strerror(errno));
-  const uint8_t* p = m.map + code->offset;
-  for (uint64_t done = 0; done < code->size;) {
-    ssize_t n = write(fd, p + done, code->size - done);
-    if (n <= 0) {
-      close(fd);
-      return Error::device(std::string("writing the kernels to memory: ") + std::strerror(errno));
-    }
-    done += uint64_t(n);
-  }
-  std::string procPath = "/proc/self/fd/" + std::to_string(fd);
-  m.library = dlopen(procPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
-  if (!m.library)
-    return Error::unsupported(m.path + ": cannot load its " + m.cpuTarget + " code: " + dlerror());
+#ifdef KIME_STATIC_RUNTIME
+  auto loaded = loadBuiltin(m.map + code->offset, code->size);
+#else
+  auto loaded = m.loader == "kime" ? loadBuiltin(m.map + code->offset, code->size)
+                                   : loadWithDlopen(m.map + code->offset, code->size);
+#endif
+  if (auto* why = std::get_if<std::string>(&loaded))
+    return Error::unsupported(m.path + ": cannot load its " + m.cpuTarget + " code (" + m.loader + " loader): " + *why);
+  m.code = std::move(std::get<std::unique_ptr<LoadedCode>>(loaded));
   for (const std::string& k : m.kernelNames) {
-    void* f = dlsym(m.library, (k + "_argv").c_str());
+    void* f = m.code->symbol(k + "_argv");
     if (!f) return Error::unsupported(m.path + ": its " + m.cpuTarget + " code lacks kernel " + k);
     m.kernels.push_back(reinterpret_cast<kime_kernel_argv_fn>(f));
   }
   using SetHandler = void* (*)(void (*)(void*, const char*));
-  auto setHandler = reinterpret_cast<SetHandler>(dlsym(m.library, "halide_set_error_handler"));
-  m.setThreads = reinterpret_cast<int (*)(int)>(dlsym(m.library, "halide_set_num_threads"));
+  auto setHandler = reinterpret_cast<SetHandler>(m.code->symbol("halide_set_error_handler"));
+  m.setThreads = reinterpret_cast<int (*)(int)>(m.code->symbol("halide_set_num_threads"));
   if (!setHandler || !m.setThreads)
     return Error::unsupported(m.path + ": its " + m.cpuTarget + " code lacks the Halide runtime");
   setHandler(onKernelError);

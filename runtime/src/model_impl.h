@@ -3,6 +3,7 @@
 #define KIME_RUNTIME_MODEL_IMPL_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,13 @@ struct SectionInfo {
   uint64_t offset = 0, size = 0;
 };
 
+// Code loaded from the artifact, by whichever loader (cpu_code.cpp); unloading it on destruction.
+class LoadedCode {
+ public:
+  virtual ~LoadedCode() = default;
+  virtual void* symbol(const std::string& name) const = 0;
+};
+
 struct ModelImpl {
   std::string path;
   const uint8_t* map = nullptr;
@@ -74,7 +82,8 @@ struct ModelImpl {
   uint64_t weightBytes = 0;
 
   std::string cpuTarget;
-  void* library = nullptr;  // dlopen handle of the CPU code
+  std::string loader;  // "dlopen" or "kime"
+  std::unique_ptr<LoadedCode> code;
   std::vector<kime_kernel_argv_fn> kernels;
   int (*setThreads)(int) = nullptr;
 

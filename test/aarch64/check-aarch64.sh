@@ -2,7 +2,8 @@
 # AArch64 end to end, on this x86-64 host: cross-builds the runtime and kime-run with Debian's
 # g++-aarch64-linux-gnu, compiles artifacts with arm-64 code beside x86-64 code, and runs them
 # under qemu-aarch64: every bucket of the example model and every golden case, each checked
-# against the reference evaluator within 1e-4. Prints the size report.
+# against the reference evaluator within 1e-4; the example model again with a fully static
+# kime-run. Prints the size report.
 # Usage: check-aarch64.sh SOURCE_DIR HOST_BIN_DIR WORK_DIR
 set -euo pipefail
 src=$1 bin=$2 work=$3
@@ -17,10 +18,19 @@ cmake --build "$work/build" -j"$(nproc)" > "$work/build.log"
 run=("${qemu[@]}" "$work/build/bin/kime-run")
 file "$work/build/bin/kime-run" | grep -q "ARM aarch64" || { echo "FAIL: kime-run is not an AArch64 executable"; exit 1; }
 
+echo "== cross-building a fully static kime-run (for boards without a matching glibc)"
+cmake -G Ninja -S "$src" -B "$work/static" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
+  -DKIME_BUILD_COMPILER=OFF -DKIME_BUILD_TESTS=OFF -DKIME_STATIC_TOOLS=ON -DCMAKE_BUILD_TYPE=Release \
+  > "$work/static-configure.log"
+cmake --build "$work/static" -j"$(nproc)" > "$work/static-build.log"
+file "$work/static/bin/kime-run" | grep -q "statically linked" || { echo "FAIL: kime-run is not static"; exit 1; }
+# No -L: a static executable needs no AArch64 libraries on the machine.
+run_static=(qemu-aarch64 "$work/static/bin/kime-run")
+
 echo "== size report (stripped)"
-for f in "$work/build/runtime/libkime.so" "$work/build/bin/kime-run"; do
+for f in "$work/build/runtime/libkime.so" "$work/build/bin/kime-run" "$work/static/bin/kime-run"; do
   aarch64-linux-gnu-strip -o "$work/stripped" "$f"
-  echo "$(basename "$f"): $(stat -c %s "$work/stripped") bytes stripped ($(stat -c %s "$f") as built)"
+  echo "${f#"$work/"}: $(stat -c %s "$work/stripped") bytes stripped ($(stat -c %s "$f") as built)"
 done
 aarch64-linux-gnu-strip -o "$work/stripped" "$work/build/runtime/libkime.so"
 [ "$(stat -c %s "$work/stripped")" -lt 1048576 ] || { echo "FAIL: the runtime library is over 1 MB stripped"; exit 1; }
@@ -35,6 +45,11 @@ grep -q "cpu code loaded: arm-64" "$work/inspect.txt"
 kime-run "$work/small.kime" --inspect | grep -q "cpu code loaded: x86-64-avx2"
 python3 "$src/test/aarch64/run_buckets.py" "$ex/buckets.json" "$work/small.kime" "$work/small.json" \
   "$work/small.safetensors" "$work/batches" -- "${run[@]}"
+
+echo "== the same, with the static kime-run (kime's own loader)"
+"${run_static[@]}" "$work/small.kime" --inspect | grep -q "cpu code loaded: arm-64 (kime loader)"
+python3 "$src/test/aarch64/run_buckets.py" "$ex/buckets.json" "$work/small.kime" "$work/small.json" \
+  "$work/small.safetensors" "$work/batches-static" -- "${run_static[@]}"
 
 echo "== an artifact without arm-64 code is refused"
 kime-compile "$work/small.json" --weights "$work/small.safetensors" --buckets "$ex/buckets.json" \
