@@ -14,8 +14,9 @@ namespace {
 
 // Opens the example artifact with KIME_KERNEL_LOADER set to `loader`.
 Expected<std::shared_ptr<Model>> openWith(const char* loader) {
+  const std::string& artifact = test::smallModel().artifact;  // compiled (and opened) first
   setenv("KIME_KERNEL_LOADER", loader, 1);
-  auto m = Model::open(test::smallModel().artifact);
+  auto m = Model::open(artifact);
   unsetenv("KIME_KERNEL_LOADER");
   return m;
 }
