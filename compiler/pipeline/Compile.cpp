@@ -46,8 +46,9 @@ OJson bucketJson(const BucketPlan& p, const KernelRegistry& k) {
   for (const PlanStep& s : p.steps) {
     OJson args = OJson::array();
     for (const PlanArg& a : s.args) args.push_back(argJson(a));
+    cuda::Launch l = cuda::launchFor(k.specs[size_t(s.kernel)], p.bucket);
     steps.push_back({{"kernel", s.kernel}, {"name", k.name(s.kernel)}, {"node", s.node},
-                     {"flops", s.flops}, {"args", args}});
+                     {"flops", s.flops}, {"args", args}, {"cuda", {{"grid", {l.gridX, l.gridY}}, {"block", l.block}}}});
   }
   return {{"tokens", p.bucket.tokens}, {"seqs", p.bucket.seqs}, {"markers", p.bucket.markers},
           {"arena", p.arena}, {"steps", steps}, {"logits", argJson(p.logits)}, {"act", argJson(p.act)}};

@@ -107,6 +107,13 @@ void readManifest(const std::string& text, ModelImpl& m) {
       for (const Json& a : s.at("args")) si.args.push_back(argOf(a, m));
       if (si.args.empty()) throw Fail{"a step has no arguments"};
       si.flopRows = si.args.back().rows;
+      if (s.contains("cuda")) {
+        const Json& c = s.at("cuda");
+        si.gridX = c.at("grid").at(0).get<uint32_t>();
+        si.gridY = c.at("grid").at(1).get<uint32_t>();
+        si.block = c.at("block").get<uint32_t>();
+        if (!si.gridX || !si.gridY || !si.block || si.block > 1024) throw Fail{"a step's CUDA launch is out of range"};
+      }
       bi.steps.push_back(std::move(si));
     }
     bi.logits = argOf(b.at("logits"), m);

@@ -79,6 +79,7 @@ kime_status kime_executor_create(kime_model* model, const kime_executor_options*
     if (stage.empty()) stage = model->model->defaultStage();
     kime::ExecutorOptions o;
     o.threads = options ? options->threads : 0;
+    if (options && options->device) o.device = options->device;
     auto e = kime::Executor::create(model->model, stage, o);
     if (!e) return fail(error, e.error());
     *out_executor = new kime_executor{std::move(*e), model->model, {}};

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "cuda_backend.h"
 #include "model_impl.h"
 
 namespace kime {
@@ -79,6 +80,17 @@ std::string Model::inspect() const {
 // Executor
 //===----------------------------------------------------------------------===//
 
+void stageIndices(const Batch& b, int32_t* tokseq, int32_t* tokpos, int32_t* markerRows, int32_t* firstRows) {
+  for (size_t i = 0; i < b.seqs(); ++i) {
+    for (uint32_t t = b.cu[i]; t < b.cu[i + 1]; ++t) {
+      tokseq[t] = int32_t(i);
+      tokpos[t] = int32_t(t - b.cu[i]);
+    }
+    for (uint32_t j = b.mcu[i]; j < b.mcu[i + 1]; ++j) markerRows[j] = int32_t(b.cu[i] + b.markers[j]);
+    firstRows[i] = b.cu[i + 1] > b.cu[i] ? int32_t(b.cu[i]) : -1;
+  }
+}
+
 namespace {
 
 // One bucket's plan, ready to run: the arena, the staging arrays and every kernel argument's
@@ -108,6 +120,8 @@ struct ExecutorImpl {
   size_t threads = 1;
   bool profiling = false;
   std::vector<std::unique_ptr<Prepared>> plans;  // by bucket index within the stage
+  std::shared_ptr<CudaModel> cuda;               // set when the executor runs on the GPU
+  std::vector<CudaPlanPtr> cudaPlans;            // by bucket index; destroyed before `cuda`
 
   ModelImpl& m() { return model->impl(); }
 
@@ -115,6 +129,7 @@ struct ExecutorImpl {
     if (index >= stage->buckets.size())
       return Error::unsupported("stage " + stage->name + " has " + std::to_string(stage->buckets.size()) +
                                 " buckets, not " + std::to_string(index + 1));
+    if (cuda) return cudaPlans[index] ? std::nullopt : prepareCudaPlan(*cuda, m().buckets[stage->buckets[index]], cudaPlans[index]);
     if (plans[index]) return std::nullopt;
     auto p = std::make_unique<Prepared>();
     const BucketInfo& b = m().buckets[stage->buckets[index]];
@@ -164,21 +179,9 @@ struct ExecutorImpl {
   }
 
   // The staged arrays, from the batch.
-  static void stageInputs(Prepared& p, const Batch& b) {
-    const size_t s = b.seqs();
-    for (size_t i = 0; i < s; ++i) {
-      for (uint32_t t = b.cu[i]; t < b.cu[i + 1]; ++t) {
-        p.tokseq[t] = int32_t(i);
-        p.tokpos[t] = int32_t(t - b.cu[i]);
-      }
-      for (uint32_t j = b.mcu[i]; j < b.mcu[i + 1]; ++j) p.markerRows[j] = int32_t(b.cu[i] + b.markers[j]);
-      p.firstRows[i] = b.cu[i + 1] > b.cu[i] ? int32_t(b.cu[i]) : -1;
-    }
-  }
-
   std::optional<Error> runPlan(Prepared& p, const Batch& b, Outputs& out) {
     const int64_t T = int64_t(b.tokens()), S = int64_t(b.seqs()), M = int64_t(b.markerCount());
-    stageInputs(p, b);
+    stageIndices(b, p.tokseq.data(), p.tokpos.data(), p.markerRows.data(), p.firstRows.data());
     auto count = [&](RowSym r, int64_t fixed) {
       switch (r) {
         case RowSym::T: return T;
@@ -253,6 +256,14 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> mode
   impl->threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   m.setThreads(int(impl->threads));
   impl->plans.resize(impl->stage->buckets.size());
+  if (options.device == "cuda") {
+    auto cm = cudaModel(m);
+    if (!cm) return cm.error();
+    impl->cuda = *cm;
+    impl->cudaPlans.resize(impl->stage->buckets.size());
+  } else if (options.device != "cpu") {
+    return Error::unsupported("unknown device \"" + options.device + "\" (kime runs on \"cpu\" or \"cuda\")");
+  }
   impl->model = std::move(model);
   return std::unique_ptr<Executor>(new Executor(std::move(impl)));
 }
@@ -261,8 +272,9 @@ std::optional<Error> Executor::prepare(size_t index) { return impl_->prepare(ind
 
 std::vector<Bucket> Executor::warm() const {
   std::vector<Bucket> out;
-  for (const auto& p : impl_->plans)
-    if (p) out.push_back(p->info->bucket);
+  for (size_t i = 0; i < impl_->plans.size(); ++i)
+    if (impl_->plans[i] || (impl_->cuda && impl_->cudaPlans[i]))
+      out.push_back(impl_->m().buckets[impl_->stage->buckets[i]].bucket);
   return out;
 }
 
@@ -274,8 +286,9 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
   for (size_t i = 0; i < list.size(); ++i) {
     if (!m.buckets[list[i]].bucket.holds(t, s, k)) continue;
     if (auto err = impl_->prepare(i)) return err;
-    m.setThreads(int(impl_->threads));
     if (used) *used = m.buckets[list[i]].bucket;
+    if (impl_->cuda) return runCudaPlan(*impl_->cuda, *impl_->cudaPlans[i], batch, out);
+    m.setThreads(int(impl_->threads));
     return impl_->runPlan(*impl_->plans[i], batch, out);
   }
   // Buckets of a stage are not ordered by size in every dimension; report the largest of each.
@@ -305,7 +318,15 @@ std::vector<std::pair<std::string, double>> Executor::profile(size_t index) cons
 
 const std::string& Executor::stage() const { return impl_->stage->name; }
 
-Caps Executor::caps() const { return {"cpu", impl_->threads, false, true}; }
+std::string Executor::deviceDescription() const {
+  if (impl_->cuda) return "cuda " + impl_->cuda->deviceName + " (" + impl_->cuda->arch + " PTX)";
+  return "cpu " + impl_->m().cpuTarget + ", " + std::to_string(impl_->threads) + " threads";
+}
+
+Caps Executor::caps() const {
+  if (impl_->cuda) return {"cuda", 1, true, false};
+  return {"cpu", impl_->threads, false, true};
+}
 
 double Executor::flops(const Batch& batch) const {
   ModelImpl& m = impl_->m();

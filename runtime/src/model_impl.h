@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct StepInfo {
   double flops = 0;  // per output row; attention: per (query, key) pair
   RowSym flopRows = RowSym::T;
   std::vector<ArgInfo> args;
+  uint32_t gridX = 1, gridY = 1, block = 128;  // the CUDA launch for the bucket's bounds
 };
 
 struct BucketInfo {
@@ -60,6 +62,8 @@ struct SectionInfo {
 };
 
 // Code loaded from the artifact, by whichever loader (cpu_code.cpp); unloading it on destruction.
+struct CudaModel;
+
 class LoadedCode {
  public:
   virtual ~LoadedCode() = default;
@@ -87,6 +91,9 @@ struct ModelImpl {
   std::vector<kime_kernel_argv_fn> kernels;
   int (*setThreads)(int) = nullptr;
 
+  std::mutex cudaLock;  // guards `cuda`, made by the first executor on the GPU
+  std::shared_ptr<CudaModel> cuda;
+
   ~ModelImpl();
   const SectionInfo* section(const std::string& name) const;
 };
@@ -94,6 +101,9 @@ struct ModelImpl {
 // Maps `path` and checks header, sections and checksums, then reads the manifest. Returns an
 // Unsupported error naming the file and the problem.
 std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m);
+// The per-token sequence indices and positions, each marker's row and each sequence's first row
+// (-1 when it is empty), staged from a checked batch for the kernels.
+void stageIndices(const Batch& b, int32_t* tokseq, int32_t* tokpos, int32_t* markerRows, int32_t* firstRows);
 // Picks and loads the best CPU code section for this machine.
 std::optional<Error> loadCpuCode(ModelImpl& m);
 // The CPU target names this machine can run, best first.

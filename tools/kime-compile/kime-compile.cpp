@@ -4,6 +4,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "pipeline/Compile.h"
+#include "support/JsonFields.h"
 
 namespace cl = llvm::cl;
 
@@ -14,7 +15,7 @@ static cl::opt<std::string> bucketsPath("buckets", cl::desc("the bucket file (st
                                         cl::value_desc("buckets.json"), cl::Required);
 static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64 (comma separated or repeated)"),
                                      cl::CommaSeparated, cl::value_desc("target"));
-static cl::opt<std::string> outPath("o", cl::desc("the artifact to write"), cl::value_desc("model.kime"));
+static cl::opt<std::string> outPath("o", cl::desc("the artifact to write (with --emit: the file to print to)"), cl::value_desc("model.kime"));
 static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels), asm (their assembly for the first target), cuda (the generated CUDA C++)"),
                                  cl::value_desc("mlir|plan|halide|asm|cuda"));
 static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90; \"none\" for no CUDA code)"),
@@ -38,6 +39,13 @@ int main(int argc, char** argv) {
   o.verify = verify;
   o.jobs = jobs;
   try {
+    if (!o.emit.empty() && !o.output.empty()) {
+      // --emit with -o: the text goes to that file, written whole or not at all.
+      std::ostringstream text;
+      kime::compileModel(o, text, std::cerr);
+      kime::json::writeFileAtomic(o.output, text.str());
+      return 0;
+    }
     kime::compileModel(o, std::cout, std::cerr);
     return 0;
   } catch (const std::exception& e) {

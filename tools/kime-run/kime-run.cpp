@@ -21,11 +21,11 @@ namespace {
 using kime::tools::Args;
 
 const char* kUsage =
-    "usage: kime-run MODEL.kime BATCH.json [--stage S] [--threads N]   run; outputs as JSON\n"
+    "usage: kime-run MODEL.kime BATCH.json [--stage S] [--threads N] [--device cpu|cuda]   run; outputs as JSON\n"
     "       kime-run MODEL.kime --inspect                             stages, buckets, kernels, sections\n"
-    "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--runs N] [--profile]\n"
+    "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--device cpu|cuda] [--runs N] [--profile]\n"
     "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations;\n"
-    "                                   --profile adds the time per kernel class\n"
+    "                                   --profile adds the time per kernel class (cpu)\n"
     "       kime-run --reference GRAPH.json MODEL.safetensors BATCH.json   f64 reference outputs\n";
 
 std::shared_ptr<kime::Model> openModel(const std::string& path) {
@@ -38,6 +38,7 @@ std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const A
   std::string stage = args.get("--stage", m->defaultStage());
   kime::ExecutorOptions o;
   o.threads = args.has("--threads") ? std::stoul(args.get("--threads")) : 0;
+  o.device = args.get("--device", "cpu");
   auto e = kime::Executor::create(m, stage, o);
   if (!e) throw std::runtime_error(e.error().text());
   return std::move(*e);
@@ -65,8 +66,8 @@ int bench(const Args& args) {
   auto model = openModel(args.positional[0]);
   auto exec = executor(model, args);
   const size_t runs = args.has("--runs") ? std::stoul(args.get("--runs")) : 30;
-  std::printf("# %s, cpu %s, %zu threads; batches fill each bucket: S sequences of L tokens\n",
-              model->name().c_str(), model->cpuTarget().c_str(), exec->caps().threads);
+  std::printf("# %s, %s; batches fill each bucket: S sequences of L tokens\n", model->name().c_str(),
+              exec->deviceDescription().c_str());
   std::printf("%-28s %9s %9s %9s %11s %9s %7s\n", "bucket (tokens/seqs/markers)", "S x L", "p50 ms",
               "p99 ms", "tokens/s", "GFLOP/s", "allocs");
   std::vector<kime::Bucket> buckets = model->buckets(exec->stage());
@@ -96,7 +97,7 @@ int bench(const Args& args) {
     std::printf("%-28s %9s %9.3f %9.3f %11.0f %9.1f %7s\n", name, shape, p50, p99,
                 double(seqs * len) / (p50 / 1e3), flops / (p50 / 1e3) / 1e9,
                 kime::tools::allocCounterAvailable() ? std::to_string(allocs).c_str() : "n/a");
-    if (args.has("--profile")) {
+    if (args.has("--profile") && exec->caps().name == "cpu") {
       double total = 0;
       for (const auto& [kind, sec] : exec->profile(i)) total += sec;
       std::printf("  time per kernel class:");
@@ -112,7 +113,7 @@ int bench(const Args& args) {
 
 int main(int argc, char** argv) {
   try {
-    Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs"},
+    Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device"},
                             {"--reference", "--inspect", "--bench", "--profile", "--help"});
     if (args.has("--help")) {
       std::cout << kUsage;

@@ -1,5 +1,6 @@
 #include "CudaKernels.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "support/Diagnostic.h"
@@ -31,7 +32,7 @@ std::string num(double v) {
 std::string normStats(const KernelSpec& s, const std::string& row) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in);
-  if (s.norm == "none") return "  const float mean = 0.0f, inv = 1.0f;\n";
+  if (s.norm == "none") return "";  // normed() leaves the input as it is
   o << "  float mean = 0.0f;\n";
   if (s.norm == "layer") {
     o << "  { float a = 0.0f; for (int c = lane; c < " << K << "; c += 32) a += x[(long)" << row << " * " << K
@@ -56,7 +57,7 @@ std::string embed(const KernelSpec& s, const std::string& name) {
   o << "extern \"C\" __global__ void " << name
     << "(const int* counts, const unsigned* ids, const int* tokseq, const int* tokpos, const unsigned char* qtype,"
        " const float* tok, const float* type, " << (s.learnedPos ? "const float* pos, " : "") << "float* out) {\n"
-    << "  const int t = blockIdx.y, T = counts[KIME_T];\n  if (t >= T) return;\n"
+    << "  const int t = blockIdx.x, T = counts[KIME_T];\n  if (t >= T) return;\n"
     << "  for (int c = threadIdx.x; c < " << D << "; c += blockDim.x) {\n"
     << "    float v = tok[(long)ids[t] * " << D << " + c] + type[(long)qtype[tokseq[t]] * " << D << " + c];\n";
   if (s.learnedPos) o << "    v += pos[(long)tokpos[t] * " << D << " + c];\n";
@@ -161,6 +162,19 @@ std::string head(const KernelSpec& s, const std::string& name) {
 }
 
 }  // namespace
+
+Launch launchFor(const KernelSpec& s, const Bucket& b) {
+  // Four warps a block; the kernels read the warp count from blockDim, so this is the one place
+  // that decides it.
+  constexpr int64_t warps = 4;
+  auto blocksFor = [&](int64_t rows) { return std::max<int64_t>(1, (rows + warps - 1) / warps); };
+  const int64_t T = int64_t(b.tokens);
+  if (s.kind == "embed") return {std::max<int64_t>(T, 1), 1, 32 * warps};  // a block per token
+  if (s.kind == "linear") return {blocksFor(T), 1, 32 * warps};            // a warp per row
+  if (s.kind == "attention") return {blocksFor(T), s.heads, 32 * warps};   // a warp per (query, head)
+  if (s.kind == "head") return {blocksFor(int64_t(s.rows == "markers" ? b.markers : b.seqs)), 1, 32 * warps};
+  throw CompileError("internal: no CUDA launch for class \"" + s.kind + "\"");
+}
 
 std::string kernelSource(const KernelSpec& s, const std::string& name) {
   if (s.kind == "embed") return embed(s, name);

@@ -11,9 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "kime/batch.h"
 #include "pipeline/KernelSpec.h"
 
 namespace kime::cuda {
+
+// How a kernel is launched for a bucket: a grid sized for the bucket's bounds, `block` threads.
+struct Launch {
+  int64_t gridX = 1, gridY = 1, block = 128;
+};
+Launch launchFor(const KernelSpec& spec, const Bucket& bucket);
 
 // The source of one kernel named `name`.
 std::string kernelSource(const KernelSpec& spec, const std::string& name);

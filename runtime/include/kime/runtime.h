@@ -30,7 +30,7 @@ namespace kime {
 
 // What a backend can do (the seed's Caps).
 struct Caps {
-  std::string name;  // "cpu"
+  std::string name;  // "cpu" or "cuda"
   size_t threads = 1;
   bool graphs = false;
   bool unifiedMemory = true;
@@ -83,7 +83,8 @@ class Model {
 };
 
 struct ExecutorOptions {
-  size_t threads = 0;  // 0: the machine's hardware threads
+  size_t threads = 0;          // 0: the machine's hardware threads
+  std::string device = "cpu";  // or "cuda": the first GPU, through the driver found at run time
 };
 
 struct ExecutorImpl;
@@ -104,9 +105,12 @@ class Executor {
   // Runs `batch` in the smallest bucket of the stage that holds it; `used` gets that bucket.
   [[nodiscard]] std::optional<Error> run(const Batch& batch, Outputs& out, Bucket* used = nullptr);
   Caps caps() const;
+  // Where it runs, for people: "cpu x86-64-avx512, 2 threads" or "cuda NVIDIA H200 (sm_90 PTX)".
+  std::string deviceDescription() const;
   const std::string& stage() const;
   // While on, each kernel call is timed; profile() sums the time per kernel class of bucket
-  // `index` since profiling was turned on. Timing allocates nothing.
+  // `index` since profiling was turned on. Timing allocates nothing. CPU only: on the GPU a
+  // bucket is one graph launch, and profile() is empty.
   void setProfiling(bool on);
   std::vector<std::pair<std::string, double>> profile(size_t index) const;
   // The matmul FLOPs (projections, MLP, heads, and q.k and p.v of attention) a batch costs,

@@ -1,0 +1,232 @@
+#include "cuda_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kime {
+
+namespace {
+
+// Where each staged array lies in the staging buffer (the same layout on host and device).
+struct StagingLayout {
+  size_t counts = 0, ids = 0, qtype = 0, cu = 0, tokseq = 0, tokpos = 0, markerRows = 0, firstRows = 0;
+  size_t bytes = 0;
+};
+
+StagingLayout stagingFor(const Bucket& b) {
+  StagingLayout l;
+  size_t at = 0;
+  auto take = [&](size_t n) {  // n bytes, 64-byte aligned, never empty
+    size_t o = at;
+    at += (std::max<size_t>(n, 1) + 63) / 64 * 64;
+    return o;
+  };
+  l.counts = take(4 * sizeof(int32_t));
+  l.ids = take(b.tokens * 4);
+  l.qtype = take(b.seqs);
+  l.cu = take((b.seqs + 1) * 4);
+  l.tokseq = take(b.tokens * 4);
+  l.tokpos = take(b.tokens * 4);
+  l.markerRows = take(b.markers * 4);
+  l.firstRows = take(b.seqs * 4);
+  l.bytes = at;
+  return l;
+}
+
+// "sm_90" -> 90; 0 when the name is not of that form.
+int smNumber(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) return 0;
+  int v = 0;
+  for (size_t i = 3; i < arch.size(); ++i) {
+    if (arch[i] < '0' || arch[i] > '9') return 0;
+    v = v * 10 + (arch[i] - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+struct CudaPlan {
+  const cu::Driver* d = nullptr;
+  const BucketInfo* info = nullptr;
+  StagingLayout layout;
+  cu::DevicePtr arena = 0, staging = 0;
+  uint8_t* hostStaging = nullptr;  // pinned
+  float* hostOut = nullptr;        // pinned: logits (markers bound), then act (seqs bound x 2)
+  cu::Stream stream = nullptr;
+  cu::Graph graph = nullptr;
+  cu::GraphExec exec = nullptr;
+};
+
+void CudaPlanDeleter::operator()(CudaPlan* p) const {
+  if (p->exec) p->d->graphExecDestroy(p->exec);
+  if (p->graph) p->d->graphDestroy(p->graph);
+  if (p->stream) p->d->streamDestroy(p->stream);
+  if (p->hostOut) p->d->memFreeHost(p->hostOut);
+  if (p->hostStaging) p->d->memFreeHost(p->hostStaging);
+  if (p->staging) p->d->memFree(p->staging);
+  if (p->arena) p->d->memFree(p->arena);
+  delete p;
+}
+
+CudaModel::~CudaModel() {
+  if (!d) return;
+  if (ctx) d->ctxSetCurrent(ctx);
+  if (weights) d->memFree(weights);
+  if (module) d->moduleUnload(module);
+  if (ctx) d->primaryCtxRelease(device);
+}
+
+Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m) {
+  std::lock_guard<std::mutex> hold(m.cudaLock);
+  if (m.cuda) return m.cuda;
+  std::string why;
+  const cu::Driver* d = cu::driver(why);
+  if (!d) return Error::device(why);
+  auto cm = std::make_shared<CudaModel>();
+  cm->d = d;
+  auto check = [&](const char* call, cu::Result r) -> std::optional<Error> {
+    if (r == 0) return std::nullopt;
+    return Error::device(d->failure(call, r));
+  };
+  int count = 0;
+  if (auto e = check("cuDeviceGetCount", d->deviceGetCount(&count))) return *e;
+  if (count == 0) return Error::device("the CUDA driver sees no device");
+  if (auto e = check("cuDeviceGet", d->deviceGet(&cm->device, 0))) return *e;
+  char name[256] = {};
+  if (auto e = check("cuDeviceGetName", d->deviceGetName(name, sizeof name - 1, cm->device))) return *e;
+  cm->deviceName = name;
+  int major = 0, minor = 0;
+  if (auto e = check("cuDeviceGetAttribute", d->deviceGetAttribute(&major, cu::kAttrComputeCapabilityMajor, cm->device))) return *e;
+  if (auto e = check("cuDeviceGetAttribute", d->deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, cm->device))) return *e;
+  const int sm = major * 10 + minor;
+
+  // The newest PTX the device can run (PTX is compiled forward by the driver, never back).
+  const SectionInfo* ptx = nullptr;
+  int best = 0;
+  std::string have;
+  for (const SectionInfo& s : m.sections) {
+    if (s.name.rfind("code.ptx.", 0) != 0) continue;
+    std::string arch = s.name.substr(9);
+    have += (have.empty() ? "" : ", ") + arch;
+    int n = smNumber(arch);
+    if (n && n <= sm && n > best) best = n, ptx = &s, cm->arch = arch;
+  }
+  if (!ptx)
+    return Error::unsupported(m.path + ": " +
+                              (have.empty() ? std::string("the artifact has no CUDA code (compiled with --cuda-arch none)")
+                                            : "the artifact has PTX for " + have) +
+                              ", but " + cm->deviceName + " is sm_" + std::to_string(sm));
+
+  if (auto e = check("cuDevicePrimaryCtxRetain", d->primaryCtxRetain(&cm->ctx, cm->device))) return *e;
+  if (auto e = check("cuCtxSetCurrent", d->ctxSetCurrent(cm->ctx))) return *e;
+  // The driver wants the PTX text NUL-terminated; the section is not.
+  std::string text(reinterpret_cast<const char*>(m.map + ptx->offset), size_t(ptx->size));
+  if (auto e = check("cuModuleLoadData", d->moduleLoadData(&cm->module, text.c_str()))) return *e;
+  for (const std::string& k : m.kernelNames) {
+    cu::Function f = nullptr;
+    if (d->moduleGetFunction(&f, cm->module, k.c_str()) != 0)
+      return Error::unsupported(m.path + ": its " + cm->arch + " PTX lacks kernel " + k);
+    cm->functions.push_back(f);
+  }
+  for (const WeightInfo& w : m.weights) cm->weightOffsets.push_back(w.offset);
+  if (auto e = check("cuMemAlloc (weights)", d->memAlloc(&cm->weights, std::max<size_t>(m.weightBytes, 1)))) return *e;
+  if (auto e = check("cuMemcpyHtoD (weights)", d->memcpyHtoD(cm->weights, m.weightData, size_t(m.weightBytes)))) return *e;
+  m.cuda = cm;
+  return cm;
+}
+
+std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPlanPtr& out) {
+  const cu::Driver* d = cm.d;
+  CudaPlanPtr p(new CudaPlan);
+  p->d = d;
+  p->info = &b;
+  p->layout = stagingFor(b.bucket);
+  auto check = [&](const char* call, cu::Result r) -> std::optional<Error> {
+    if (r == 0) return std::nullopt;
+    return Error::device(d->failure(call, r) + " (preparing bucket " + describe(b.bucket) + ")");
+  };
+  const size_t arenaBytes = size_t(std::max<int64_t>(b.arena, 64));
+  const size_t outFloats = b.bucket.markers + 2 * b.bucket.seqs;
+  if (auto e = check("cuCtxSetCurrent", d->ctxSetCurrent(cm.ctx))) return e;
+  if (auto e = check("cuMemAlloc (arena)", d->memAlloc(&p->arena, arenaBytes))) return e;
+  if (auto e = check("cuMemsetD8 (arena)", d->memsetD8(p->arena, 0, arenaBytes))) return e;
+  if (auto e = check("cuMemAlloc (staging)", d->memAlloc(&p->staging, p->layout.bytes))) return e;
+  if (auto e = check("cuMemsetD8 (staging)", d->memsetD8(p->staging, 0, p->layout.bytes))) return e;
+  void* host = nullptr;
+  if (auto e = check("cuMemHostAlloc (staging)", d->memHostAlloc(&host, p->layout.bytes, 0))) return e;
+  p->hostStaging = static_cast<uint8_t*>(host);
+  std::memset(p->hostStaging, 0, p->layout.bytes);
+  if (auto e = check("cuMemHostAlloc (outputs)", d->memHostAlloc(&host, std::max<size_t>(outFloats, 1) * 4, 0))) return e;
+  p->hostOut = static_cast<float*>(host);
+  if (auto e = check("cuStreamCreate", d->streamCreate(&p->stream, cu::kStreamNonBlocking))) return e;
+
+  // Every kernel argument's device address: arena offsets, weights, staged inputs.
+  const StagingLayout& l = p->layout;
+  auto inputAt = [&](InputId id) -> cu::DevicePtr {
+    switch (id) {
+      case InputId::Ids: return p->staging + l.ids;
+      case InputId::Qtype: return p->staging + l.qtype;
+      case InputId::Cu: return p->staging + l.cu;
+      case InputId::TokSeq: return p->staging + l.tokseq;
+      case InputId::TokPos: return p->staging + l.tokpos;
+      case InputId::MarkerRows: return p->staging + l.markerRows;
+      case InputId::FirstRows: return p->staging + l.firstRows;
+    }
+    return 0;
+  };
+  std::vector<cu::DevicePtr> values;
+  std::vector<void*> params;
+
+  // Capture: copy in, the plan's kernels, copy out. Launch parameters are copied at capture.
+  if (auto e = check("cuStreamBeginCapture", d->streamBeginCapture(p->stream, cu::kCaptureModeThreadLocal))) return e;
+  cu::Result r = d->memcpyHtoDAsync(p->staging, p->hostStaging, l.bytes, p->stream);
+  const char* failed = r ? "cuMemcpyHtoDAsync (capture)" : nullptr;
+  for (const StepInfo& s : b.steps) {
+    if (r) break;
+    values.assign(1, p->staging + l.counts);
+    for (const ArgInfo& a : s.args) {
+      if (a.source == ArgInfo::Source::Arena) values.push_back(p->arena + uint64_t(a.offset));
+      else if (a.source == ArgInfo::Source::Weight) values.push_back(cm.weights + cm.weightOffsets[size_t(a.weight)]);
+      else values.push_back(inputAt(a.input));
+    }
+    params.clear();
+    for (cu::DevicePtr& v : values) params.push_back(&v);
+    r = d->launchKernel(cm.functions[s.kernel], s.gridX, s.gridY, 1, s.block, 1, 1, 0, p->stream, params.data(), nullptr);
+    if (r) failed = "cuLaunchKernel (capture)";
+  }
+  if (!r) {
+    r = d->memcpyDtoHAsync(p->hostOut, p->arena + uint64_t(b.logits.offset), b.bucket.markers * 4, p->stream);
+    if (!r) r = d->memcpyDtoHAsync(p->hostOut + b.bucket.markers, p->arena + uint64_t(b.act.offset), b.bucket.seqs * 8, p->stream);
+    if (r) failed = "cuMemcpyDtoHAsync (capture)";
+  }
+  cu::Result endR = d->streamEndCapture(p->stream, &p->graph);
+  if (r) return check(failed, r);
+  if (auto e = check("cuStreamEndCapture", endR)) return e;
+  if (auto e = check("cuGraphInstantiate", d->graphInstantiate(&p->exec, p->graph, 0))) return e;
+  out = std::move(p);
+  return std::nullopt;
+}
+
+std::optional<Error> runCudaPlan(CudaModel& cm, CudaPlan& p, const Batch& b, Outputs& out) {
+  const cu::Driver* d = cm.d;
+  const StagingLayout& l = p.layout;
+  const size_t T = b.tokens(), S = b.seqs(), M = b.markerCount();
+  uint8_t* h = p.hostStaging;
+  auto at = [&](size_t offset) { return reinterpret_cast<int32_t*>(h + offset); };
+  at(l.counts)[0] = int32_t(T), at(l.counts)[1] = int32_t(S), at(l.counts)[2] = int32_t(M);
+  if (T) std::memcpy(h + l.ids, b.ids.data, T * 4);
+  if (S) std::memcpy(h + l.qtype, b.qtype.data, S);
+  std::memcpy(h + l.cu, b.cu.data, (S + 1) * 4);
+  stageIndices(b, at(l.tokseq), at(l.tokpos), at(l.markerRows), at(l.firstRows));
+  if (cu::Result r = d->ctxSetCurrent(cm.ctx)) return Error::device(d->failure("cuCtxSetCurrent", r));
+  if (cu::Result r = d->graphLaunch(p.exec, p.stream)) return Error::device(d->failure("cuGraphLaunch", r));
+  if (cu::Result r = d->streamSynchronize(p.stream)) return Error::device(d->failure("cuStreamSynchronize", r));
+  out.logits.resize(M);
+  if (M) std::memcpy(out.logits.data(), p.hostOut, M * 4);
+  out.act.resize(S);
+  if (S) std::memcpy(out.act.data(), p.hostOut + p.info->bucket.markers, S * 8);
+  return std::nullopt;
+}
+
+}  // namespace kime

@@ -1,0 +1,112 @@
+// The CUDA backend on the compiled example model (its artifact carries sm_90 PTX).
+//
+// Without a GPU (CI): the backend's errors are checked (no driver at all; CUDA's stub library,
+// which is not a driver), and the tests that need a GPU skip, saying why. On a GPU machine
+// (scripts/gpu-check.sh) they compare every bucket with the reference evaluator and count
+// allocations of warm runs.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "common/AllocCounter.h"
+#include "CompiledModel.h"
+#include "common/BatchGen.h"
+
+namespace kime {
+namespace {
+
+// Sets KIME_LIBCUDA for the life of the object.
+struct LibcudaOverride {
+  explicit LibcudaOverride(const char* path) { setenv("KIME_LIBCUDA", path, 1); }
+  ~LibcudaOverride() { unsetenv("KIME_LIBCUDA"); }
+};
+
+Expected<std::unique_ptr<Executor>> onGpu(const std::string& stage) {
+  return Executor::create(test::smallModel().model, stage, {2, "cuda"});
+}
+
+// In a test body: `exec` on the GPU, or the test skips with the driver's reason.
+#define KIME_GPU_EXECUTOR_OR_SKIP(exec, stage)                                               \
+  auto exec##Made = onGpu(stage);                                                           \
+  if (!exec##Made && exec##Made.error().kind == ErrorKind::Device)                           \
+    GTEST_SKIP() << "needs a GPU with a CUDA driver: " << exec##Made.error().text();         \
+  ASSERT_TRUE(exec##Made) << exec##Made.error().text();                                     \
+  std::unique_ptr<Executor> exec = std::move(*exec##Made)
+
+TEST(CudaBackend, WithoutADriverItIsAClearDeviceError) {
+  test::smallModel();  // compiled before the variable is set
+  LibcudaOverride none("/nonexistent/libcuda.so.1");
+  auto e = onGpu("serve");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().kind, ErrorKind::Device);
+  EXPECT_NE(e.error().text().find("no CUDA driver: /nonexistent/libcuda.so.1"), std::string::npos) << e.error().text();
+}
+
+TEST(CudaBackend, CudasStubLibraryIsNotADriver) {
+  test::smallModel();
+  LibcudaOverride stub(KIME_CUDA_STUB_LIBRARY);
+  auto e = onGpu("serve");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().kind, ErrorKind::Device);
+  EXPECT_NE(e.error().text().find("cuInit failed: CUDA_ERROR_STUB_LIBRARY"), std::string::npos) << e.error().text();
+}
+
+TEST(CudaBackend, AnUnknownDeviceIsUnsupported) {
+  auto e = Executor::create(test::smallModel().model, "serve", {2, "tpu"});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().kind, ErrorKind::Unsupported);
+  EXPECT_EQ(e.error().text(), "unsupported: unknown device \"tpu\" (kime runs on \"cpu\" or \"cuda\")");
+}
+
+TEST(CudaBackend, CapsSayCudaWithGraphs) {
+  KIME_GPU_EXECUTOR_OR_SKIP(exec, "serve");
+  Caps c = exec->caps();
+  EXPECT_EQ(c.name, "cuda");
+  EXPECT_TRUE(c.graphs);
+  EXPECT_FALSE(c.unifiedMemory);
+  EXPECT_NE(exec->deviceDescription().find("sm_"), std::string::npos) << exec->deviceDescription();
+}
+
+TEST(CudaBackend, EveryBucketMatchesTheReferenceOnTheGpu) {
+  const auto& cm = test::smallModel();
+  for (const std::string& stage : cm.model->stages()) {
+    KIME_GPU_EXECUTOR_OR_SKIP(exec, stage);
+    std::vector<Bucket> list = cm.model->buckets(stage);
+    for (size_t i = 0; i < list.size(); ++i)
+      for (const auto& nb : tools::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 11 + i)) {
+        SCOPED_TRACE(stage + " bucket " + describe(list[i]) + ": " + nb.name);
+        Outputs got;
+        ASSERT_FALSE(exec->run(nb.batch.view(), got));
+        RefOutputs want;
+        ASSERT_FALSE(evaluateReference(cm.graph, cm.weights, nb.batch.view(), want));
+        ASSERT_EQ(got.logits.size(), want.logits.size());
+        ASSERT_EQ(got.act.size(), want.act.size());
+        for (size_t k = 0; k < want.logits.size(); ++k)
+          EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], 1e-4)) << "logit " << k << ": " << got.logits[k] << " vs " << want.logits[k];
+        for (size_t s = 0; s < want.act.size(); ++s)
+          for (int c = 0; c < 2; ++c)
+            EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], 1e-4)) << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
+      }
+  }
+}
+
+TEST(CudaBackend, WarmGpuRunsAllocateNothing) {
+  const auto& cm = test::smallModel();
+  KIME_GPU_EXECUTOR_OR_SKIP(exec, "serve");
+  std::vector<Bucket> list = cm.model->buckets("serve");
+  std::vector<tools::OwnedBatch> batches;
+  for (size_t i = 0; i < list.size(); ++i) {
+    ASSERT_FALSE(exec->prepare(i));
+    batches.push_back(tools::uniformBatch(list[i].seqs, list[i].tokens / list[i].seqs, 1, cm.model->vocab(),
+                                          cm.model->types(), 5 + i));
+  }
+  Outputs out;
+  for (const auto& b : batches) ASSERT_FALSE(exec->run(b.view(), out));  // outputs grow once
+  const uint64_t before = tools::allocCount();
+  for (int r = 0; r < 3; ++r)
+    for (const auto& b : batches) ASSERT_FALSE(exec->run(b.view(), out));
+  EXPECT_EQ(tools::allocCount() - before, 0u);
+}
+
+}  // namespace
+}  // namespace kime
