@@ -187,7 +187,7 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"),
       tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"), cu(UInt(32), 1, "cu");
   const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads);
-  Var c("c"), t("t"), h("h"), d("d");
+  Var c("c"), t("t"), h("h"), d("d"), jv("jv");
   // The query's sequence: it starts `tokpos` tokens before the query and has `len` tokens.
   Expr seq = clamp(tokseq(t), 0, cu.dim(0).extent() - 2);
   Expr start = t - tokpos(t);
@@ -197,30 +197,39 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   Expr kh = h / group;
   Func qs("qs");
   qs(d, h, t) = q(h * hd + d, t) * float(s.scale);
-  // The score of key j is recomputed in each pass rather than stored: no [T, T] buffer exists,
-  // and the `where` keeps every pass inside the query's own sequence.
-  Func s1("qk"), mx("mx"), den("den"), num("num");
-  Var jv("jv");
-  RDom e(0, hd);
-  s1(jv, h, t) = sum(qs(e, h, t) * k(kh * hd + e, clamp(start + jv, 0, k.dim(1).extent() - 1)));
+  // Per (query, head): the scores of the sequence's keys once, into a row of the bucket's
+  // longest sequence on the stack (no [T, T] buffer); their max; the exponentials and their sum;
+  // then the weighted sum of values. Rows are written only up to the sequence's length (the
+  // `where` trims every loop), so no key past it is ever computed.
+  Func dot("dot"), sc("scores"), mx("mx"), p("p"), den("den"), num("num");
+  RDom e(0, hd, "e");
+  dot(jv, h, t) = 0.0f;
+  dot(jv, h, t) += qs(e, h, t) * k(kh * hd + e, clamp(start + jv, 0, k.dim(1).extent() - 1));
+  sc(jv, h, t) = undef<float>();
+  sc(j, h, t) = dot(j, h, t);
   mx(h, t) = -std::numeric_limits<float>::infinity();
-  mx(h, t) = max(mx(h, t), s1(j, h, t));
+  mx(h, t) = max(mx(h, t), sc(j, h, t));
+  p(jv, h, t) = undef<float>();
+  p(j, h, t) = exp(sc(j, h, t) - mx(h, t));
   den(h, t) = 0.0f;
-  den(h, t) += exp(s1(j, h, t) - mx(h, t));
+  den(h, t) += p(j, h, t);
   num(d, h, t) = 0.0f;
-  num(d, h, t) += exp(s1(j, h, t) - mx(h, t)) * v(kh * hd + d, clamp(start + j, 0, v.dim(1).extent() - 1));
+  num(d, h, t) += p(j, h, t) * v(kh * hd + d, clamp(start + j, 0, v.dim(1).extent() - 1));
   Func out("attention");
   out(c, t) = num(c % hd, c / hd, t) / den(c / hd, t);
 
+  const int lanes = lanesFor(hd, vector);
   out.bound(c, 0, int(s.in));
-  out.parallel(t).vectorize(c, lanesFor(s.in, vector));
-  qs.compute_at(out, t).store_in(MemoryType::Stack);
-  mx.compute_at(out, t).store_in(MemoryType::Stack);
-  den.compute_at(out, t).store_in(MemoryType::Stack);
-  num.compute_at(out, t).store_in(MemoryType::Stack).vectorize(d, lanesFor(hd, vector));
-  num.update().reorder(d, j, h).vectorize(d, lanesFor(hd, vector));
-  // One dot product per key for the weighted sum, not one per vector of the head's elements.
-  s1.in(num).compute_at(num, j);
+  Var ho("ho"), di("di");
+  out.split(c, ho, di, hd).parallel(t).vectorize(di, lanes);
+  qs.compute_at(out, t).store_in(MemoryType::Stack).vectorize(d, lanes);
+  for (Func* f : {&sc, &mx, &p, &den, &num}) f->compute_at(out, ho).store_in(MemoryType::Stack);
+  // Each key's dot product over the head: vectorized along it, summed across the lanes. The
+  // loops over keys keep their default order: Halide trims a loop to its `where` only then.
+  dot.compute_at(sc, j).store_in(MemoryType::Register);
+  dot.update().atomic().vectorize(e, lanes);
+  num.vectorize(d, lanes);
+  num.update().vectorize(d, lanes);
   return {Pipeline(out), {q, k, v, tokseq, tokpos, cu}};
 }
 
