@@ -307,12 +307,12 @@ void Executor::setProfiling(bool on) {
     if (p) std::fill(p->stepSeconds.begin(), p->stepSeconds.end(), 0.0);
 }
 
-std::vector<std::pair<std::string, double>> Executor::profile(size_t index) const {
+std::vector<std::pair<std::string, double>> Executor::profile(size_t index, bool perKernel) const {
   std::map<std::string, double> byKind;
   const auto& p = impl_->plans.at(index);
   if (!p) return {};
   ModelImpl& m = impl_->m();
-  for (size_t s = 0; s < p->info->steps.size(); ++s) byKind[m.kernelKinds[p->info->steps[s].kernel]] += p->stepSeconds[s];
+  for (size_t s = 0; s < p->info->steps.size(); ++s) byKind[(perKernel ? m.kernelNames : m.kernelKinds)[p->info->steps[s].kernel]] += p->stepSeconds[s];
   return {byKind.begin(), byKind.end()};
 }
 

@@ -25,7 +25,7 @@ const char* kUsage =
     "       kime-run MODEL.kime --inspect                             stages, buckets, kernels, sections\n"
     "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--device cpu|cuda] [--runs N] [--profile]\n"
     "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations;\n"
-    "                                   --profile adds the time per kernel class (cpu)\n"
+    "                                   --profile adds the time per kernel class, --profile-kernels per kernel (cpu)\n"
     "       kime-run --reference GRAPH.json MODEL.safetensors BATCH.json   f64 reference outputs\n";
 
 std::shared_ptr<kime::Model> openModel(const std::string& path) {
@@ -80,7 +80,7 @@ int bench(const Args& args) {
       if (auto err = exec->run(batch.view(), out)) throw std::runtime_error(err->text());
     std::vector<double> ms;
     ms.reserve(runs);  // the measurement itself must not allocate while it counts
-    exec->setProfiling(args.has("--profile"));
+    exec->setProfiling(args.has("--profile") || args.has("--profile-kernels"));
     uint64_t allocs = kime::tools::allocCount();
     for (size_t r = 0; r < runs; ++r) {
       auto t0 = std::chrono::steady_clock::now();
@@ -97,11 +97,12 @@ int bench(const Args& args) {
     std::printf("%-28s %9s %9.3f %9.3f %11.0f %9.1f %7s\n", name, shape, p50, p99,
                 double(seqs * len) / (p50 / 1e3), flops / (p50 / 1e3) / 1e9,
                 kime::tools::allocCounterAvailable() ? std::to_string(allocs).c_str() : "n/a");
-    if (args.has("--profile") && exec->caps().name == "cpu") {
+    const bool perKernel = args.has("--profile-kernels");
+    if ((args.has("--profile") || perKernel) && exec->caps().name == "cpu") {
       double total = 0;
-      for (const auto& [kind, sec] : exec->profile(i)) total += sec;
-      std::printf("  time per kernel class:");
-      for (const auto& [kind, sec] : exec->profile(i))
+      for (const auto& [kind, sec] : exec->profile(i, perKernel)) total += sec;
+      std::printf(perKernel ? "  time per kernel:" : "  time per kernel class:");
+      for (const auto& [kind, sec] : exec->profile(i, perKernel))
         std::printf(" %s %.1f%% (%.3f ms)", kind.c_str(), 100 * sec / total, 1e3 * sec / double(runs));
       std::printf("\n");
     }
@@ -114,7 +115,7 @@ int bench(const Args& args) {
 int main(int argc, char** argv) {
   try {
     Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device"},
-                            {"--reference", "--inspect", "--bench", "--profile", "--help"});
+                            {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help"});
     if (args.has("--help")) {
       std::cout << kUsage;
       return 0;

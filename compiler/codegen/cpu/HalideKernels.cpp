@@ -109,12 +109,15 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   } else if (s.act == "gelu") {
     y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
   }
+  const int hd = s.ropeHeads > 0 ? int(s.out / s.ropeHeads) : 0;
   if (s.ropeHeads > 0) {
-    // Rotate half within each head: element i < hd/2 pairs with i + hd/2.
-    const int hd = int(s.out / s.ropeHeads), half = hd / 2;
+    // Rotate half within each head: element i < hd/2 pairs with i + hd/2. The partner's index
+    // is written so that bounds inference keeps it inside the head (and so inside a column
+    // block of whole heads).
+    const int half = hd / 2;
     Expr i = o % hd, j = i % half;
     Expr first = i < half;
-    Expr partner = acc(clamp(select(first, o + half, o - half), 0, int(s.out) - 1), r);
+    Expr partner = acc((o / hd) * hd + (i + half) % hd, r);
     Expr p = clamp(tokpos(r), 0, rcos.dim(1).extent() - 1);
     y = y * rcos(j, p) + select(first, -partner, partner) * rsin(j, p);
   }
@@ -122,27 +125,30 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   Func out("linear");
   out(o, r) = y;
 
-  // Schedule: tasks of kTaskRows rows. Without RoPE (whose pairs span a head) the outputs are
-  // blocked further: for each block of two output vectors, groups of kRowTile rows sweep k with
+  // Schedule: tasks of kTaskRows rows. The outputs are blocked further (with RoPE, when a block
+  // holds whole heads): for each block of two output vectors, groups of kRowTile rows sweep k with
   // their accumulators (rows x 2 vectors) unrolled into registers, while the block's weight
   // panel stays in L1 for all the groups of the task.
   const int lanes = lanesFor(s.out, vector);
   out.bound(o, 0, int(s.out));
   Var ro("ro"), ri("ri"), oo("oo"), oi("oi"), rg("rg"), rr("rr");
   // Accumulators a register block may hold: half the vector registers (AVX-512 has 32, AVX2
-  // and NEON 16), shared by the gate and up products of SwiGLU.
-  const int products = s.act == "swiglu" ? 2 : 1;
-  int vecs = (vector >= 16 ? 16 : 8) / (kRowTile * products);
+  // and NEON 16). SwiGLU's gate and up products are swept one after the other, each with a
+  // whole block.
+  const int groupRows = vector >= 16 ? 6 : kRowTile;
+  int vecs = vector >= 16 ? 4 : 8 / kRowTile;
   while (vecs > 1 && s.out % (vecs * lanes) != 0) vecs /= 2;
-  const bool blocked = s.ropeHeads == 0 && lanes > 1 && vecs >= 1 && s.out % (vecs * lanes) == 0;
+  // With RoPE a block must hold whole heads, so that each output's partner is in it.
+  const bool blocked = lanes > 1 && vecs >= 1 && s.out % (vecs * lanes) == 0 &&
+                       (s.ropeHeads == 0 || (vecs * lanes) % hd == 0);
   Var at = ro, task("task"), oc("oc"), ob("ob");
   if (blocked) {
     // Tasks are row ranges times column chunks, so that a batch of few rows still uses every
     // thread; within a task the weight panel of a block stays in L1 across its row groups.
     const int blocks = int(s.out / (vecs * lanes));
     const int chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
-    out.split(r, ro, ri, kTaskRows, TailStrategy::GuardWithIf)
-        .split(ri, rg, rr, kRowTile, TailStrategy::GuardWithIf)
+    out.split(r, ro, ri, groupRows * 8, TailStrategy::GuardWithIf)
+        .split(ri, rg, rr, groupRows, TailStrategy::GuardWithIf)
         .split(o, oo, oi, vecs * lanes)
         .split(oo, oc, ob, blocks / chunks)
         .reorder(oi, rr, rg, ob, ro, oc)

@@ -112,7 +112,8 @@ class Executor {
   // `index` since profiling was turned on. Timing allocates nothing. CPU only: on the GPU a
   // bucket is one graph launch, and profile() is empty.
   void setProfiling(bool on);
-  std::vector<std::pair<std::string, double>> profile(size_t index) const;
+  // perKernel: per kernel ("k5_linear") instead of per class ("linear").
+  std::vector<std::pair<std::string, double>> profile(size_t index, bool perKernel = false) const;
   // The matmul FLOPs (projections, MLP, heads, and q.k and p.v of attention) a batch costs,
   // counted analytically from the plan of the bucket that holds it; 0 when none does.
   double flops(const Batch& batch) const;
