@@ -10,6 +10,7 @@
 
 #include "elf_image.h"
 #include "model_impl.h"
+#include "spin_pool.h"
 
 namespace kime {
 
@@ -144,10 +145,12 @@ std::optional<Error> loadCpuCode(ModelImpl& m) {
   }
   using SetHandler = void* (*)(void (*)(void*, const char*));
   auto setHandler = reinterpret_cast<SetHandler>(m.code->symbol("halide_set_error_handler"));
-  m.setThreads = reinterpret_cast<int (*)(int)>(m.code->symbol("halide_set_num_threads"));
-  if (!setHandler || !m.setThreads)
+  using SetParFor = ParFor (*)(ParFor);
+  auto setParFor = reinterpret_cast<SetParFor>(m.code->symbol("halide_set_custom_do_par_for"));
+  if (!setHandler || !setParFor)
     return Error::unsupported(m.path + ": its " + m.cpuTarget + " code lacks the Halide runtime");
   setHandler(onKernelError);
+  setParFor(&SpinPool::hook);  // the kernels' parallel loops run on kime's pool
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cuda_backend.h"
 #include "model_impl.h"
+#include "spin_pool.h"
 
 namespace kime {
 
@@ -254,7 +255,7 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> mode
     return Error::unsupported("the model has no stage \"" + stage + "\" (it has " + names + ")");
   }
   impl->threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  m.setThreads(int(impl->threads));
+  SpinPool::instance().reserve(impl->threads);
   impl->plans.resize(impl->stage->buckets.size());
   if (options.device == "cuda") {
     auto cm = cudaModel(m);
@@ -288,7 +289,7 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
     if (auto err = impl_->prepare(i)) return err;
     if (used) *used = m.buckets[list[i]].bucket;
     if (impl_->cuda) return runCudaPlan(*impl_->cuda, *impl_->cudaPlans[i], batch, out);
-    m.setThreads(int(impl_->threads));
+    SpinPool::instance().use(impl_->threads);
     return impl_->runPlan(*impl_->plans[i], batch, out);
   }
   // Buckets of a stage are not ordered by size in every dimension; report the largest of each.

@@ -89,7 +89,6 @@ struct ModelImpl {
   std::string loader;  // "dlopen" or "kime"
   std::unique_ptr<LoadedCode> code;
   std::vector<kime_kernel_argv_fn> kernels;
-  int (*setThreads)(int) = nullptr;
 
   std::mutex cudaLock;  // guards `cuda`, made by the first executor on the GPU
   std::shared_ptr<CudaModel> cuda;

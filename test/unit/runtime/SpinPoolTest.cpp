@@ -1,0 +1,71 @@
+// The pool the kernels' parallel loops run on (runtime/src/spin_pool.h): every index once, the
+// first error returned, nested and concurrent loops run to completion, many loops back to back.
+#include <atomic>
+#include <gtest/gtest.h>
+#include <thread>
+#include <vector>
+
+#include "spin_pool.h"
+
+namespace kime {
+namespace {
+
+struct Counts {
+  std::vector<std::atomic<int>> hits = std::vector<std::atomic<int>>(1000);
+};
+
+int countHit(void*, int i, uint8_t* closure) {
+  reinterpret_cast<Counts*>(closure)->hits[size_t(i)].fetch_add(1);
+  return 0;
+}
+
+TEST(SpinPool, RunsEveryIndexOnce) {
+  SpinPool& pool = SpinPool::instance();
+  pool.reserve(4);
+  for (size_t threads : {1, 2, 4}) {
+    pool.use(threads);
+    for (int loop = 0; loop < 200; ++loop) {  // back to back, as the kernels of a plan
+      Counts c;
+      ASSERT_EQ(pool.parallelFor(nullptr, countHit, 100, 900, reinterpret_cast<uint8_t*>(&c)), 0);
+      for (int i = 0; i < 1000; ++i) ASSERT_EQ(c.hits[size_t(i)].load(), i >= 100 ? 1 : 0) << "index " << i;
+    }
+  }
+}
+
+int failAt7(void*, int i, uint8_t*) { return i == 7 ? -3 : 0; }
+
+TEST(SpinPool, ReturnsATasksError) {
+  SpinPool& pool = SpinPool::instance();
+  pool.reserve(2);
+  pool.use(2);
+  EXPECT_EQ(pool.parallelFor(nullptr, failAt7, 0, 64, nullptr), -3);
+  EXPECT_EQ(pool.parallelFor(nullptr, failAt7, 8, 64, nullptr), 0);  // the next loop starts clean
+}
+
+int nested(void*, int, uint8_t* closure) {
+  // A loop inside a loop: runs on this thread, and completes.
+  return SpinPool::instance().parallelFor(nullptr, countHit, 0, 1000, closure);
+}
+
+TEST(SpinPool, NestedAndConcurrentLoopsComplete) {
+  SpinPool& pool = SpinPool::instance();
+  pool.reserve(2);
+  pool.use(2);
+  Counts c;
+  ASSERT_EQ(pool.parallelFor(nullptr, nested, 0, 3, reinterpret_cast<uint8_t*>(&c)), 0);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(c.hits[size_t(i)].load(), 3);
+  // Two callers at once (two executors on two threads): each loop is whole.
+  Counts a, b;
+  std::thread other([&] {
+    for (int k = 0; k < 50; ++k) pool.parallelFor(nullptr, countHit, 0, 1000, reinterpret_cast<uint8_t*>(&a));
+  });
+  for (int k = 0; k < 50; ++k) pool.parallelFor(nullptr, countHit, 0, 1000, reinterpret_cast<uint8_t*>(&b));
+  other.join();
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(a.hits[size_t(i)].load(), 50);
+    ASSERT_EQ(b.hits[size_t(i)].load(), 50);
+  }
+}
+
+}  // namespace
+}  // namespace kime
