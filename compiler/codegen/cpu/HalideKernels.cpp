@@ -205,22 +205,35 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   qs(d, h, t) = q(h * hd + d, t) * float(s.scale);
   // Per (query, head): the scores of the sequence's keys once, into a row of the bucket's
   // longest sequence on the stack (no [T, T] buffer); their max; the exponentials and their sum;
-  // then the weighted sum of values. Rows are written only up to the sequence's length (the
-  // `where` trims every loop), so no key past it is ever computed.
-  Func dot("dot"), sc("scores"), mx("mx"), p("p"), den("den"), num("num");
+  // then the weighted sum of values. Every loop over keys is trimmed to the sequence by its
+  // `where`; the max, the exponentials and the sum run over vectors of W keys (li), the last
+  // vector masked.
+  const int W = lanesFor(s.maxLen, vector);
+  Func dot("dot"), sc("scores"), mxv("mx_lanes"), mx("mx"), p("p"), denv("den_lanes"), den("den"), num("num");
+  Var li("li"), jtv("jtv");
+  RDom jt(0, int((s.maxLen + W - 1) / W), "jt");
+  jt.where(jt * W < len);
+  RDom lane(0, W, "lane");
+  Expr valid = jt * W + li < len;
   RDom e(0, hd, "e");
   dot(jv, h, t) = 0.0f;
   dot(jv, h, t) += qs(e, h, t) * k(kh * hd + e, clamp(start + jv, 0, k.dim(1).extent() - 1));
   sc(jv, h, t) = undef<float>();
   sc(j, h, t) = dot(j, h, t);
-  mx(h, t) = -std::numeric_limits<float>::infinity();
-  mx(h, t) = max(mx(h, t), sc(j, h, t));
-  p(jv, h, t) = undef<float>();
-  p(j, h, t) = exp(sc(j, h, t) - mx(h, t));
+  const float inf = std::numeric_limits<float>::infinity();
+  mxv(li, h, t) = -inf;
+  mxv(li, h, t) = max(mxv(li, h, t), select(valid, sc(jt * W + li, h, t), -inf));
+  mx(h, t) = -inf;
+  mx(h, t) = max(mx(h, t), mxv(lane, h, t));
+  // Past the sequence (the last vector's tail) p holds garbage that nothing reads unmasked.
+  p(li, jtv, h, t) = undef<float>();
+  p(li, jt, h, t) = exp(sc(jt * W + li, h, t) - mx(h, t));
+  denv(li, h, t) = 0.0f;
+  denv(li, h, t) += select(valid, p(li, jt, h, t), 0.0f);
   den(h, t) = 0.0f;
-  den(h, t) += p(j, h, t);
+  den(h, t) += denv(lane, h, t);
   num(d, h, t) = 0.0f;
-  num(d, h, t) += p(j, h, t) * v(kh * hd + d, clamp(start + j, 0, v.dim(1).extent() - 1));
+  num(d, h, t) += p(j % W, j / W, h, t) * v(kh * hd + d, clamp(start + j, 0, v.dim(1).extent() - 1));
   Func out("attention");
   out(c, t) = num(c % hd, c / hd, t) / den(c / hd, t);
 
@@ -229,11 +242,13 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   Var ho("ho"), di("di");
   out.split(c, ho, di, hd).parallel(t).vectorize(di, lanes);
   qs.compute_at(out, t).store_in(MemoryType::Stack).vectorize(d, lanes);
-  for (Func* f : {&sc, &mx, &p, &den, &num}) f->compute_at(out, ho).store_in(MemoryType::Stack);
+  for (Func* f : {&sc, &mxv, &mx, &p, &denv, &den, &num}) f->compute_at(out, ho).store_in(MemoryType::Stack);
   // Each key's dot product over the head: vectorized along it, summed across the lanes. The
   // loops over keys keep their default order: Halide trims a loop to its `where` only then.
   dot.compute_at(sc, j).store_in(MemoryType::Register);
   dot.update().atomic().vectorize(e, lanes);
+  for (Func* f : {&mxv, &denv}) f->vectorize(li, W).update().vectorize(li, W);
+  p.update().vectorize(li, W);
   num.vectorize(d, lanes);
   num.update().vectorize(d, lanes);
   return {Pipeline(out), {q, k, v, tokseq, tokpos, cu}};
