@@ -246,7 +246,16 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   // Each key's dot product over the head: vectorized along it, summed across the lanes. The
   // loops over keys keep their default order: Halide trims a loop to its `where` only then.
   dot.compute_at(sc, j).store_in(MemoryType::Register);
-  dot.update().atomic().vectorize(e, lanes);
+  if (hd > lanes) {
+    // Partial sums in one vector across the head, then a single sum across its lanes.
+    RVar eo("eo"), ei("ei");
+    Var u("u");
+    Func part = dot.update().split(e, eo, ei, lanes).rfactor(ei, u);
+    part.compute_at(sc, j).store_in(MemoryType::Register).vectorize(u).update().vectorize(u);
+    dot.update().atomic().vectorize(ei);
+  } else {
+    dot.update().atomic().vectorize(e, lanes);
+  }
   for (Func* f : {&mxv, &denv}) f->vectorize(li, W).update().vectorize(li, W);
   p.update().vectorize(li, W);
   num.vectorize(d, lanes);
