@@ -41,14 +41,18 @@ OJson argJson(const PlanArg& a) {
   return j;
 }
 
-OJson bucketJson(const BucketPlan& p, const KernelRegistry& k) {
+OJson bucketJson(const BucketPlan& p, const KernelRegistry& k, const std::vector<std::string>& maths) {
   OJson steps = OJson::array();
   for (const PlanStep& s : p.steps) {
     OJson args = OJson::array();
     for (const PlanArg& a : s.args) args.push_back(argJson(a));
-    cuda::Launch l = cuda::launchFor(k.specs[size_t(s.kernel)], p.bucket);
+    OJson launches = OJson::object();  // per CUDA math, the step's launch for this bucket
+    for (const std::string& m : maths) {
+      cuda::Launch l = cuda::launchFor(k.specs[size_t(s.kernel)], p.bucket, cuda::parseMath(m));
+      launches[m] = {{"grid", {l.gridX, l.gridY}}, {"block", l.block}};
+    }
     steps.push_back({{"kernel", s.kernel}, {"name", k.name(s.kernel)}, {"node", s.node},
-                     {"flops", s.flops}, {"args", args}, {"cuda", {{"grid", {l.gridX, l.gridY}}, {"block", l.block}}}});
+                     {"flops", s.flops}, {"args", args}, {"cuda", launches}});
   }
   return {{"tokens", p.bucket.tokens}, {"seqs", p.bucket.seqs}, {"markers", p.bucket.markers},
           {"arena", p.arena}, {"steps", steps}, {"logits", argJson(p.logits)}, {"act", argJson(p.act)}};
@@ -149,6 +153,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   ck->checkAgainst(g);
   std::vector<Stage> stages = readBucketsFile(o.buckets);
   for (const std::string& t : o.targets) cpu::halideTarget(t);  // refuses unknown ones early
+  for (const std::string& m : o.cudaMath) cuda::parseMath(m);
   if (o.emit.empty() && o.targets.empty()) throw CompileError("no --target given");
   if (o.emit.empty() && o.output.empty()) throw CompileError("no output file given (-o)");
 
@@ -178,7 +183,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
     BucketPlan plan = lowerBucket(ctx, g, buckets[i], ropeRows, weights, kernels,
                                   o.emit == "mlir" ? &mlirText : nullptr);
     if (o.emit == "mlir") out << "// bucket " << describe(buckets[i]) << "\n" << mlirText;
-    bucketsJson.push_back(bucketJson(plan, kernels));
+    bucketsJson.push_back(bucketJson(plan, kernels, o.cudaMath));
     if (o.emit == "plan") out << planText(plan, kernels, weights);
     log << "[" << i + 1 << "/" << buckets.size() << "] bucket " << describe(buckets[i]) << ": "
         << plan.steps.size() << " kernel calls, " << kernels.specs.size() - before
@@ -193,7 +198,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   std::vector<std::string> names;
   for (size_t i = 0; i < kernels.specs.size(); ++i) names.push_back(kernels.name(int64_t(i)));
   if (o.emit == "cuda") {
-    out << cuda::moduleSource(kernels.specs, names);
+    out << cuda::moduleSource(kernels.specs, names, cuda::parseMath(o.cudaMath.empty() ? "tf32" : o.cudaMath.front()));
     return;
   }
   if (o.emit == "halide" || o.emit == "asm") {
@@ -218,7 +223,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
       {"format", 1}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types},
       {"signature", {{"inputs", {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
                      {"outputs", {"logits [M] f32", "act [S, 2] f32"}}}},
-      {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}, {"ptx", o.cudaArchs}}},
+      {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}, {"ptx", o.cudaArchs}, {"cuda_math", o.cudaMath}}},
       {"buckets", bucketsJson}, {"stages", stagesJson}};
   sections.push_back({"manifest", manifest.dump(1)});
   sections.push_back({"weights.cpu", weights.sectionBytes()});
@@ -228,13 +233,14 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
     log << "codegen " << t << ": " << names.size() << " kernels, " << sections.back().bytes.size()
         << " bytes, " << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
   }
-  if (!o.cudaArchs.empty()) {
-    // One PTX section per arch, each already assembled by ptxas; the CUDA runtime loads them.
-    const std::string source = cuda::moduleSource(kernels.specs, names);
+  // One PTX section per CUDA math and arch, each already assembled by ptxas; the runtime's CUDA
+  // backend loads the one it is asked for.
+  for (const std::string& m : o.cudaArchs.empty() ? std::vector<std::string>{} : o.cudaMath) {
+    const std::string source = cuda::moduleSource(kernels.specs, names, cuda::parseMath(m));
     for (const std::string& arch : o.cudaArchs) {
       auto t0 = std::chrono::steady_clock::now();
-      sections.push_back({"code.ptx." + arch, cuda::compileToPtx(source, arch)});
-      log << "codegen " << arch << ": " << names.size() << " kernels, " << sections.back().bytes.size()
+      sections.push_back({"code.ptx." + m + "." + arch, cuda::compileToPtx(source, arch)});
+      log << "codegen " << m << " " << arch << ": " << names.size() << " kernels, " << sections.back().bytes.size()
           << " bytes of PTX (ptxas ok), " << std::fixed << std::setprecision(2) << seconds(t0) << " s"
           << std::defaultfloat << "\n";
     }

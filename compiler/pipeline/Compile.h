@@ -12,6 +12,7 @@ struct CompileOptions {
   std::string graph, weights, buckets, output;
   std::vector<std::string> targets;  // CPU targets, e.g. x86-64-avx2
   std::vector<std::string> cudaArchs;  // PTX for these, e.g. sm_90; none: no CUDA code
+  std::vector<std::string> cudaMath = {"tf32", "f32"};  // PTX for each (tensor cores, exact f32)
   std::string emit;                  // "", mlir, plan, halide, asm, cuda
   bool verify = false;
   int jobs = 1;

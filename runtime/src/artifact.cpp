@@ -107,12 +107,14 @@ void readManifest(const std::string& text, ModelImpl& m) {
       for (const Json& a : s.at("args")) si.args.push_back(argOf(a, m));
       if (si.args.empty()) throw Fail{"a step has no arguments"};
       si.flopRows = si.args.back().rows;
-      if (s.contains("cuda")) {
-        const Json& c = s.at("cuda");
-        si.gridX = c.at("grid").at(0).get<uint32_t>();
-        si.gridY = c.at("grid").at(1).get<uint32_t>();
-        si.block = c.at("block").get<uint32_t>();
-        if (!si.gridX || !si.gridY || !si.block || si.block > 1024) throw Fail{"a step's CUDA launch is out of range"};
+      for (const auto& [math, slot] : {std::pair<const char*, int>{"tf32", kTf32}, {"f32", kF32}}) {
+        if (!s.contains("cuda") || !s.at("cuda").contains(math)) continue;
+        const Json& c = s.at("cuda").at(math);
+        StepInfo::Launch& l = si.launch[slot];
+        l.gridX = c.at("grid").at(0).get<uint32_t>();
+        l.gridY = c.at("grid").at(1).get<uint32_t>();
+        l.block = c.at("block").get<uint32_t>();
+        if (!l.gridX || !l.gridY || !l.block || l.block > 1024) throw Fail{"a step's CUDA launch is out of range"};
       }
       bi.steps.push_back(std::move(si));
     }

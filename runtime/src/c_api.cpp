@@ -80,6 +80,7 @@ kime_status kime_executor_create(kime_model* model, const kime_executor_options*
     kime::ExecutorOptions o;
     o.threads = options ? options->threads : 0;
     if (options && options->device) o.device = options->device;
+    if (options && options->cuda_math) o.cudaMath = options->cuda_math;
     auto e = kime::Executor::create(model->model, stage, o);
     if (!e) return fail(error, e.error());
     *out_executor = new kime_executor{std::move(*e), model->model, {}};

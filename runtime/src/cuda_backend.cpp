@@ -77,14 +77,15 @@ CudaModel::~CudaModel() {
   if (ctx) d->primaryCtxRelease(device);
 }
 
-Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m) {
+Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
   std::lock_guard<std::mutex> hold(m.cudaLock);
-  if (m.cuda) return m.cuda;
+  if (m.cuda[math]) return m.cuda[math];
   std::string why;
   const cu::Driver* d = cu::driver(why);
   if (!d) return Error::device(why);
   auto cm = std::make_shared<CudaModel>();
   cm->d = d;
+  cm->math = math;
   auto check = [&](const char* call, cu::Result r) -> std::optional<Error> {
     if (r == 0) return std::nullopt;
     return Error::device(d->failure(call, r));
@@ -101,14 +102,17 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m) {
   if (auto e = check("cuDeviceGetAttribute", d->deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, cm->device))) return *e;
   const int sm = major * 10 + minor;
 
-  // The newest PTX the device can run (PTX is compiled forward by the driver, never back).
+  // The newest PTX of this arithmetic the device can run (the driver compiles PTX forward,
+  // never back). Sections are named code.ptx.MATH.ARCH.
+  const std::string prefix = std::string("code.ptx.") + (math == kTf32 ? "tf32" : "f32") + ".";
   const SectionInfo* ptx = nullptr;
   int best = 0;
   std::string have;
   for (const SectionInfo& s : m.sections) {
     if (s.name.rfind("code.ptx.", 0) != 0) continue;
-    std::string arch = s.name.substr(9);
-    have += (have.empty() ? "" : ", ") + arch;
+    have += (have.empty() ? "" : ", ") + s.name.substr(9);
+    if (s.name.rfind(prefix, 0) != 0) continue;
+    std::string arch = s.name.substr(prefix.size());
     int n = smNumber(arch);
     if (n && n <= sm && n > best) best = n, ptx = &s, cm->arch = arch;
   }
@@ -116,7 +120,8 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m) {
     return Error::unsupported(m.path + ": " +
                               (have.empty() ? std::string("the artifact has no CUDA code (compiled with --cuda-arch none)")
                                             : "the artifact has PTX for " + have) +
-                              ", but " + cm->deviceName + " is sm_" + std::to_string(sm));
+                              ", but " + cm->deviceName + " (sm_" + std::to_string(sm) + ") needs " + prefix.substr(9) +
+                              "sm_" + std::to_string(sm) + " or older");
 
   if (auto e = check("cuDevicePrimaryCtxRetain", d->primaryCtxRetain(&cm->ctx, cm->device))) return *e;
   if (auto e = check("cuCtxSetCurrent", d->ctxSetCurrent(cm->ctx))) return *e;
@@ -132,7 +137,7 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m) {
   for (const WeightInfo& w : m.weights) cm->weightOffsets.push_back(w.offset);
   if (auto e = check("cuMemAlloc (weights)", d->memAlloc(&cm->weights, std::max<size_t>(m.weightBytes, 1)))) return *e;
   if (auto e = check("cuMemcpyHtoD (weights)", d->memcpyHtoD(cm->weights, m.weightData, size_t(m.weightBytes)))) return *e;
-  m.cuda = cm;
+  m.cuda[math] = cm;
   return cm;
 }
 
@@ -192,7 +197,8 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
     }
     params.clear();
     for (cu::DevicePtr& v : values) params.push_back(&v);
-    r = d->launchKernel(cm.functions[s.kernel], s.gridX, s.gridY, 1, s.block, 1, 1, 0, p->stream, params.data(), nullptr);
+    const StepInfo::Launch& l = s.launch[cm.math];
+    r = d->launchKernel(cm.functions[s.kernel], l.gridX, l.gridY, 1, l.block, 1, 1, 0, p->stream, params.data(), nullptr);
     if (r) failed = "cuLaunchKernel (capture)";
   }
   if (!r) {

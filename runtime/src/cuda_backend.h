@@ -28,14 +28,16 @@ struct CudaModel {
   cu::DevicePtr weights = 0;
   std::vector<uint64_t> weightOffsets;  // by weight index, bytes into `weights`
   std::string deviceName, arch;  // e.g. "NVIDIA H200", "sm_90" (the PTX loaded)
+  CudaMath math = kTf32;
 
   ~CudaModel();
 };
 
-// The model's CUDA state, made on first use: the driver, the best PTX for device 0, the weights
-// uploaded. Device errors carry the driver's message ("no CUDA driver: ..." where there is none);
-// an artifact without PTX the device can run is Unsupported.
-Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m);
+// The model's CUDA state for one arithmetic, made on first use: the driver, the best PTX of that
+// arithmetic for device 0, the weights uploaded. Device errors carry the driver's message ("no
+// CUDA driver: ..." where there is none); an artifact without PTX the device can run is
+// Unsupported.
+Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math);
 
 struct CudaPlan;
 struct CudaPlanDeleter {

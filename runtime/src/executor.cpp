@@ -258,7 +258,9 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> mode
   SpinPool::instance().reserve(impl->threads);
   impl->plans.resize(impl->stage->buckets.size());
   if (options.device == "cuda") {
-    auto cm = cudaModel(m);
+    if (options.cudaMath != "tf32" && options.cudaMath != "f32")
+      return Error::unsupported("unknown CUDA math \"" + options.cudaMath + "\" (it may be \"tf32\" or \"f32\")");
+    auto cm = cudaModel(m, options.cudaMath == "tf32" ? kTf32 : kF32);
     if (!cm) return cm.error();
     impl->cuda = *cm;
     impl->cudaPlans.resize(impl->stage->buckets.size());
@@ -320,7 +322,9 @@ std::vector<std::pair<std::string, double>> Executor::profile(size_t index, bool
 const std::string& Executor::stage() const { return impl_->stage->name; }
 
 std::string Executor::deviceDescription() const {
-  if (impl_->cuda) return "cuda " + impl_->cuda->deviceName + " (" + impl_->cuda->arch + " PTX)";
+  if (impl_->cuda)
+    return "cuda " + impl_->cuda->deviceName + " (" + impl_->cuda->arch + " PTX, " +
+           (impl_->cuda->math == kTf32 ? "tf32 tensor cores" : "f32") + ")";
   return "cpu " + impl_->m().cpuTarget + ", " + std::to_string(impl_->threads) + " threads";
 }
 

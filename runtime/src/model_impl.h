@@ -35,8 +35,14 @@ struct StepInfo {
   double flops = 0;  // per output row; attention: per (query, key) pair
   RowSym flopRows = RowSym::T;
   std::vector<ArgInfo> args;
-  uint32_t gridX = 1, gridY = 1, block = 128;  // the CUDA launch for the bucket's bounds
+  // The CUDA launch for the bucket's bounds, per arithmetic of the linear layers.
+  struct Launch {
+    uint32_t gridX = 1, gridY = 1, block = 128;
+  } launch[2];  // by CudaMath
 };
+
+// The arithmetic of the CUDA linear kernels: tensor cores with TF32 inputs, or exact f32 FMA.
+enum CudaMath { kTf32 = 0, kF32 = 1 };
 
 struct BucketInfo {
   Bucket bucket;
@@ -90,8 +96,8 @@ struct ModelImpl {
   std::unique_ptr<LoadedCode> code;
   std::vector<kime_kernel_argv_fn> kernels;
 
-  std::mutex cudaLock;  // guards `cuda`, made by the first executor on the GPU
-  std::shared_ptr<CudaModel> cuda;
+  std::mutex cudaLock;  // guards `cuda`, made by the first executor on the GPU of each math
+  std::shared_ptr<CudaModel> cuda[2];
 
   ~ModelImpl();
   const SectionInfo* section(const std::string& name) const;

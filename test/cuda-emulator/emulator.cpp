@@ -5,6 +5,7 @@
 // kime_emu_launch.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ucontext.h>
 #include <vector>
 
@@ -57,6 +58,49 @@ void laneMain() {
 const Index& threadIndex() { return lanes[current].thread; }
 const Index& blockIndex() { return block; }
 const Index& blockDimensions() { return dims; }
+
+// Each lane's operands of the current mma, by phase like the shuffles.
+struct MmaOperands {
+  unsigned a[4], b[2];
+  float c[4];
+};
+MmaOperands mmaOperands[2][kWarp];
+
+float asFloat(unsigned u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+void mmaTf32(float* d, const unsigned* a, const unsigned* b) {
+  const int me = current;
+  const int phase = lanes[me].phase;
+  MmaOperands& mine = mmaOperands[phase][me];
+  std::memcpy(mine.a, a, sizeof mine.a);
+  std::memcpy(mine.b, b, sizeof mine.b);
+  std::memcpy(mine.c, d, sizeof mine.c);
+  lanes[me].phase ^= 1;
+  lanes[me].parked = true;
+  swapcontext(&lanes[me].context, &scheduler);
+  // Every lane's operands are in: this lane's four elements of D, by the PTX ISA's layouts
+  // (groupID = lane / 4, threadID_in_group = lane % 4):
+  //   A 16x8: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
+  //   B 8x8:  b0 (k = t, n = g), b1 (k = t + 4, n = g)
+  //   C, D:   c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1)
+  const MmaOperands* all = mmaOperands[phase];
+  auto A = [&](int row, int k) {
+    const int lane = (row % 8) * 4 + k % 4, reg = (row >= 8 ? 1 : 0) + (k >= 4 ? 2 : 0);
+    return asFloat(all[lane].a[reg]);
+  };
+  auto B = [&](int k, int n) { return asFloat(all[n * 4 + k % 4].b[k >= 4 ? 1 : 0]); };
+  const int g = me / 4, t = me % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+    float acc = all[me].c[i];
+    for (int k = 0; k < 8; ++k) acc += A(row, k) * B(k, col);
+    d[i] = acc;
+  }
+}
 
 float shuffleXor(float v, int laneMask) {
   const int me = current;

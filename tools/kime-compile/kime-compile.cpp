@@ -18,6 +18,8 @@ static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx
 static cl::opt<std::string> outPath("o", cl::desc("the artifact to write (with --emit: the file to print to)"), cl::value_desc("model.kime"));
 static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels), asm (their assembly for the first target), cuda (the generated CUDA C++)"),
                                  cl::value_desc("mlir|plan|halide|asm|cuda"));
+static cl::list<std::string> cudaMath("cuda-math", cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 (exact FMA); default both, --emit=cuda shows the first"),
+                                      cl::CommaSeparated, cl::value_desc("tf32|f32"));
 static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90; \"none\" for no CUDA code)"),
                                        cl::CommaSeparated, cl::value_desc("sm_NN"));
 static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
   o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
   if (o.cudaArchs.empty()) o.cudaArchs = {"sm_80", "sm_90"};
   if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
+  if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
   o.emit = emit;
   o.verify = verify;
   o.jobs = jobs;

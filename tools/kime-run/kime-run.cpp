@@ -21,7 +21,8 @@ namespace {
 using kime::tools::Args;
 
 const char* kUsage =
-    "usage: kime-run MODEL.kime BATCH.json [--stage S] [--threads N] [--device cpu|cuda]   run; outputs as JSON\n"
+    "usage: kime-run MODEL.kime BATCH.json [--stage S] [--threads N] [--device cpu|cuda [--cuda-math tf32|f32]]\n"
+    "                                   run; outputs as JSON\n"
     "       kime-run MODEL.kime --inspect                             stages, buckets, kernels, sections\n"
     "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--device cpu|cuda] [--runs N] [--profile]\n"
     "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations;\n"
@@ -39,6 +40,7 @@ std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const A
   kime::ExecutorOptions o;
   o.threads = args.has("--threads") ? std::stoul(args.get("--threads")) : 0;
   o.device = args.get("--device", "cpu");
+  o.cudaMath = args.get("--cuda-math", "tf32");
   auto e = kime::Executor::create(m, stage, o);
   if (!e) throw std::runtime_error(e.error().text());
   return std::move(*e);
@@ -114,7 +116,7 @@ int bench(const Args& args) {
 
 int main(int argc, char** argv) {
   try {
-    Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device"},
+    Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device", "--cuda-math"},
                             {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help"});
     if (args.has("--help")) {
       std::cout << kUsage;

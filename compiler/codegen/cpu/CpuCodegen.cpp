@@ -70,10 +70,15 @@ std::string compileSharedObject(const std::vector<KernelSpec>& specs,
   std::atomic<size_t> next{0};
   std::mutex errorMutex;
   std::string error;
+  // The pipelines are built here, in order, and only compiled in parallel: Halide names Funcs
+  // with a global counter, so building them on several threads would name them (and the
+  // symbols of their parallel loops) differently from one compile to the next.
+  std::vector<HalideKernel> built;
+  for (const KernelSpec& s : specs) built.push_back(buildKernel(s, lanesOf(target)));
   auto worker = [&] {
     for (size_t i = next++; i < specs.size(); i = next++) {
       try {
-        HalideKernel k = buildKernel(specs[i], lanesOf(target));
+        HalideKernel& k = built[i];  // this thread's alone
         objects[i] = (dir.path() / (names[i] + ".o")).string();
         k.pipeline.compile_to({{Halide::OutputFileType::object, objects[i]}}, k.args, names[i],
                               kernelTarget(target));

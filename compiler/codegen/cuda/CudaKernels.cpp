@@ -20,6 +20,25 @@ __device__ __forceinline__ float kime_warp_sum(float v) {
 }
 )";
 
+// Tensor cores (sm_80 and later): a float rounded to TF32 (nearest, ties away from zero), and
+// D += A * B for one warp, A 16x8 and B 8x8 in the PTX ISA's m16n8k8 .tf32 fragments.
+const char* kTensorCores = R"(#ifndef KIME_CUDA_EMULATION
+__device__ __forceinline__ unsigned kime_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ void kime_mma_tf32(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+)";
+
+// Rows of output one warp computes with tensor cores (the M of m16n8k8), and warps per block.
+constexpr int64_t kTcRows = 16, kWarps = 4;
+
 std::string num(double v) {
   std::ostringstream s;
   s.precision(9);
@@ -44,9 +63,10 @@ std::string normStats(const KernelSpec& s, const std::string& row) {
   return o.str();
 }
 
-std::string normed(const KernelSpec& s, const std::string& v, const std::string& c) {
+std::string normed(const KernelSpec& s, const std::string& v, const std::string& c,
+                   const std::string& mean = "mean", const std::string& inv = "inv") {
   if (s.norm == "none") return v;
-  std::string e = "((" + v + " - mean) * inv * norm_weight[" + c + "])";
+  std::string e = "((" + v + " - " + mean + ") * " + inv + " * norm_weight[" + c + "])";
   if (s.norm == "layer") e = "(" + e + " + norm_bias[" + c + "])";
   return e;
 }
@@ -68,9 +88,9 @@ std::string embed(const KernelSpec& s, const std::string& name) {
 // One warp per output row: the norm statistics, then each lane computes columns lane, lane+32, ...
 // (weights are packed [in, out], so a warp's loads of one k are contiguous). The rows are tokens:
 // kime-fuse makes linear kernels only over token rows (the heads take the marker and first rows).
-std::string linear(const KernelSpec& s, const std::string& name) {
+// A linear kernel's parameters, in the plan's order.
+std::string linearSignature(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
-  const std::string K = std::to_string(s.in), O = std::to_string(s.out);
   o << "extern \"C\" __global__ void " << name << "(const int* counts, const float* x, ";
   if (s.norm != "none") o << "const float* norm_weight, ";
   if (s.norm == "layer") o << "const float* norm_bias, ";
@@ -79,7 +99,14 @@ std::string linear(const KernelSpec& s, const std::string& name) {
   if (s.act == "swiglu") o << "const float* weight_up, " << (s.bias ? "const float* bias_up, " : "");
   if (s.ropeHeads) o << "const int* tokpos, const float* rope_cos, const float* rope_sin, ";
   if (s.residual) o << "const float* residual, ";
-  o << "float* out) {\n"
+  o << "float* out) {\n";
+  return o.str();
+}
+
+std::string linear(const KernelSpec& s, const std::string& name) {
+  std::ostringstream o;
+  const std::string K = std::to_string(s.in), O = std::to_string(s.out);
+  o << linearSignature(s, name)
     << "  const int lane = threadIdx.x & 31, r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n"
     << "  if (r >= counts[KIME_T]) return;\n" << normStats(s, "r");
   auto dot = [&](const std::string& w, const std::string& col) {
@@ -103,6 +130,74 @@ std::string linear(const KernelSpec& s, const std::string& name) {
   }
   if (s.residual) o << "    y += residual[(long)r * " << O << " + c];\n";
   o << "    out[(long)r * " << O << " + c] = y;\n  }\n}\n";
+  return o.str();
+}
+
+// The columns one warp computes with tensor cores, or 0 when the layer does not fit them: the
+// inputs a multiple of 8 (the K of m16n8k8) and the columns a multiple of the tile, which with
+// RoPE is a whole head, so that each output's partner is held by the same lane.
+int64_t tensorCoreWidth(const KernelSpec& s) {
+  if (s.kind != "linear" || s.in % 8 != 0) return 0;
+  int64_t w = 32;
+  if (s.ropeHeads) {
+    w = s.out / s.ropeHeads;
+    if (w % 16 != 0 || w > 128) return 0;
+  }
+  return s.out % w == 0 ? w : 0;
+}
+
+// One warp per tile of 16 rows x W columns, on tensor cores: the norm statistics of the tile's
+// rows, then for each step of 8 inputs the A fragment (normed rows, rounded to TF32) and for each
+// 8 columns a B fragment of the weights ([in, out]) into one mma; the epilogue per fragment
+// element (row g or g + 8, columns 2q and 2q + 1 of each 8).
+std::string linearTensorCores(const KernelSpec& s, const std::string& name, int64_t W) {
+  std::ostringstream o;
+  const std::string K = std::to_string(s.in), O = std::to_string(s.out), NT = std::to_string(W / 8);
+  const bool up = s.act == "swiglu";
+  o << linearSignature(s, name)
+    << "  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;\n"
+    << "  const int r0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * " << kTcRows << ", c0 = blockIdx.y * " << W
+    << ";\n  const int T = counts[KIME_T];\n  if (r0 >= T) return;\n"
+    << "  const int ra = min(r0 + g, T - 1), rb = min(r0 + g + 8, T - 1);\n";
+  if (s.norm != "none") {
+    o << "  float meanA = 0.0f, invA = 1.0f, meanB = 0.0f, invB = 1.0f;\n"
+      << "  for (int i = 0; i < " << kTcRows << "; ++i) {\n    const int row = min(r0 + i, T - 1);\n"
+      << normStats(s, "row") << "    if (i == g) meanA = mean, invA = inv;\n    if (i == g + 8) meanB = mean, invB = inv;\n  }\n";
+  }
+  auto a = [&](const std::string& row, const std::string& col, const std::string& half) {
+    return "kime_tf32(" + normed(s, "x[(long)" + row + " * " + K + " + " + col + "]", col, "mean" + half, "inv" + half) + ")";
+  };
+  o << "  float acc[" << NT << "][4] = {};\n";
+  if (up) o << "  float accu[" << NT << "][4] = {};\n";
+  o << "  for (int k0 = 0; k0 < " << K << "; k0 += 8) {\n"
+    << "    const unsigned a[4] = {" << a("ra", "k0 + q", "A") << ", " << a("rb", "k0 + q", "B") << ",\n"
+    << "                           " << a("ra", "k0 + q + 4", "A") << ", " << a("rb", "k0 + q + 4", "B") << "};\n"
+    << "#pragma unroll\n    for (int n = 0; n < " << NT << "; ++n) {\n"
+    << "      const long col = c0 + n * 8 + g;\n"
+    << "      const unsigned b[2] = {kime_tf32(weight[(long)(k0 + q) * " << O << " + col]), kime_tf32(weight[(long)(k0 + q + 4) * " << O
+    << " + col])};\n      kime_mma_tf32(acc[n], a, b);\n";
+  if (up)
+    o << "      const unsigned bu[2] = {kime_tf32(weight_up[(long)(k0 + q) * " << O << " + col]), kime_tf32(weight_up[(long)(k0 + q + 4) * "
+      << O << " + col])};\n      kime_mma_tf32(accu[n], a, bu);\n";
+  o << "    }\n  }\n"
+    << "#pragma unroll\n  for (int n = 0; n < " << NT << "; ++n)\n"
+    << "#pragma unroll\n    for (int i = 0; i < 4; ++i) {\n"
+    << "      const int row = r0 + g + (i >= 2 ? 8 : 0), col = c0 + n * 8 + q * 2 + (i & 1);\n"
+    << "      float y = acc[n][i]" << (s.bias ? " + bias[col]" : "") << ";\n";
+  if (up) o << "      y = y / (1.0f + expf(-y)) * (accu[n][i]" << (s.bias ? " + bias_up[col]" : "") << ");\n";
+  if (s.act == "gelu") o << "      y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
+  if (s.ropeHeads) {
+    // The tile is one head: the partner of column i (< hd/2) is i + hd/2, which is n-tile
+    // n + hd/16 of the same lane and element (known once n is unrolled).
+    const int64_t half = W / 2, shift = half / 8;
+    o << "      { const bool first = n < " << shift << ";\n"
+      << "        const int j = (col - c0) % " << half << ", p = tokpos[min(row, T - 1)];\n"
+      << "        const float partner = acc[first ? n + " << shift << " : n - " << shift << "][i]"
+      << (s.bias ? " + bias[first ? col + " + std::to_string(half) + " : col - " + std::to_string(half) + "]" : "") << ";\n"
+      << "        y = y * rope_cos[p * " << half << " + j] + (first ? -partner : partner) * rope_sin[p * " << half << " + j]; }\n";
+  }
+  o << "      if (row < T) out[(long)row * " << O << " + col] = y" << (s.residual ? " + residual[(long)row * " + O + " + col]" : "")
+    << ";\n    }\n}\n";
   return o.str();
 }
 
@@ -163,20 +258,31 @@ std::string head(const KernelSpec& s, const std::string& name) {
 
 }  // namespace
 
-Launch launchFor(const KernelSpec& s, const Bucket& b) {
+const char* mathName(Math m) { return m == Math::Tf32 ? "tf32" : "f32"; }
+
+Math parseMath(const std::string& name) {
+  if (name == "tf32") return Math::Tf32;
+  if (name == "f32") return Math::F32;
+  throw CompileError("--cuda-math must be tf32 or f32, not \"" + name + "\"");
+}
+
+Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
   // Four warps a block; the kernels read the warp count from blockDim, so this is the one place
   // that decides it.
-  constexpr int64_t warps = 4;
+  constexpr int64_t warps = kWarps;
   auto blocksFor = [&](int64_t rows) { return std::max<int64_t>(1, (rows + warps - 1) / warps); };
   const int64_t T = int64_t(b.tokens);
   if (s.kind == "embed") return {std::max<int64_t>(T, 1), 1, 32 * warps};  // a block per token
+  if (int64_t w = math == Math::Tf32 ? tensorCoreWidth(s) : 0)             // a warp per 16 x w tile
+    return {std::max<int64_t>(1, (T + kTcRows * warps - 1) / (kTcRows * warps)), s.out / w, 32 * warps};
   if (s.kind == "linear") return {blocksFor(T), 1, 32 * warps};            // a warp per row
   if (s.kind == "attention") return {blocksFor(T), s.heads, 32 * warps};   // a warp per (query, head)
   if (s.kind == "head") return {blocksFor(int64_t(s.rows == "markers" ? b.markers : b.seqs)), 1, 32 * warps};
   throw CompileError("internal: no CUDA launch for class \"" + s.kind + "\"");
 }
 
-std::string kernelSource(const KernelSpec& s, const std::string& name) {
+std::string kernelSource(const KernelSpec& s, const std::string& name, Math math) {
+  if (int64_t w = math == Math::Tf32 ? tensorCoreWidth(s) : 0) return linearTensorCores(s, name, w);
   if (s.kind == "embed") return embed(s, name);
   if (s.kind == "linear") return linear(s, name);
   if (s.kind == "attention") return attention(s, name);
@@ -184,9 +290,11 @@ std::string kernelSource(const KernelSpec& s, const std::string& name) {
   throw CompileError("internal: no CUDA kernel for class \"" + s.kind + "\"");
 }
 
-std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names) {
+std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names, Math math) {
   std::string src = kPrelude;
-  for (size_t i = 0; i < specs.size(); ++i) src += "\n// " + specs[i].key() + "\n" + kernelSource(specs[i], names[i]);
+  if (math == Math::Tf32) src += kTensorCores;
+  for (size_t i = 0; i < specs.size(); ++i)
+    src += "\n// " + specs[i].key() + "\n" + kernelSource(specs[i], names[i], math);
   return src;
 }
 

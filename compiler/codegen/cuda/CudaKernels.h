@@ -16,17 +16,23 @@
 
 namespace kime::cuda {
 
+// The arithmetic of the linear layers: tensor cores (mma.sync, TF32 inputs, f32 accumulation),
+// or f32 FMA, exact to the reference's 1e-4. An artifact may carry PTX for both.
+enum class Math { Tf32, F32 };
+const char* mathName(Math m);                   // "tf32", "f32"
+Math parseMath(const std::string& name);        // throws CompileError for another name
+
 // How a kernel is launched for a bucket: a grid sized for the bucket's bounds, `block` threads.
 struct Launch {
   int64_t gridX = 1, gridY = 1, block = 128;
 };
-Launch launchFor(const KernelSpec& spec, const Bucket& bucket);
+Launch launchFor(const KernelSpec& spec, const Bucket& bucket, Math math);
 
 // The source of one kernel named `name`.
-std::string kernelSource(const KernelSpec& spec, const std::string& name);
+std::string kernelSource(const KernelSpec& spec, const std::string& name, Math math);
 
 // All kernels of an artifact as one translation unit.
-std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names);
+std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names, Math math);
 
 // NVRTC: the PTX of `source` for `arch` (e.g. "sm_90"), then assembled by ptxas for that arch
 // to prove it is valid. Throws CompileError with NVRTC's or ptxas's log.

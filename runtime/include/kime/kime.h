@@ -75,6 +75,7 @@ typedef struct kime_executor_options {
   uint32_t threads;     /* 0: the machine's hardware threads */
   const char* stage;    /* NULL: "serve" if the model has it, else its first stage */
   const char* device;   /* NULL or "cpu"; "cuda": the first GPU (KIME_DEVICE error without one) */
+  const char* cuda_math; /* NULL or "tf32" (tensor cores); "f32" (exact FMA) */
 } kime_executor_options;
 
 void kime_executor_options_init(kime_executor_options* options);

@@ -85,6 +85,9 @@ class Model {
 struct ExecutorOptions {
   size_t threads = 0;          // 0: the machine's hardware threads
   std::string device = "cpu";  // or "cuda": the first GPU, through the driver found at run time
+  // On the GPU, the linear layers' arithmetic: "tf32" (tensor cores, f32 accumulation) or
+  // "f32" (FMA, exact to the reference's 1e-4).
+  std::string cudaMath = "tf32";
 };
 
 struct ExecutorImpl;

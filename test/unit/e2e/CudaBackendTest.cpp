@@ -21,13 +21,13 @@ struct LibcudaOverride {
   ~LibcudaOverride() { unsetenv("KIME_LIBCUDA"); }
 };
 
-Expected<std::unique_ptr<Executor>> onGpu(const std::string& stage) {
-  return Executor::create(test::smallModel().model, stage, {2, "cuda"});
+Expected<std::unique_ptr<Executor>> onGpu(const std::string& stage, const std::string& math = "tf32") {
+  return Executor::create(test::smallModel().model, stage, {2, "cuda", math});
 }
 
 // In a test body: `exec` on the GPU, or the test skips with the driver's reason.
-#define KIME_GPU_EXECUTOR_OR_SKIP(exec, stage)                                               \
-  auto exec##Made = onGpu(stage);                                                           \
+#define KIME_GPU_EXECUTOR_OR_SKIP(exec, ...)                                                 \
+  auto exec##Made = onGpu(__VA_ARGS__);                                                     \
   if (!exec##Made && exec##Made.error().kind == ErrorKind::Device)                           \
     GTEST_SKIP() << "needs a GPU with a CUDA driver: " << exec##Made.error().text();         \
   ASSERT_TRUE(exec##Made) << exec##Made.error().text();                                     \
@@ -59,7 +59,7 @@ TEST(CudaBackend, AnUnknownDeviceIsUnsupported) {
 }
 
 TEST(CudaBackend, CapsSayCudaWithGraphs) {
-  KIME_GPU_EXECUTOR_OR_SKIP(exec, "serve");
+  KIME_GPU_EXECUTOR_OR_SKIP(exec, std::string("serve"));
   Caps c = exec->caps();
   EXPECT_EQ(c.name, "cuda");
   EXPECT_TRUE(c.graphs);
@@ -67,10 +67,14 @@ TEST(CudaBackend, CapsSayCudaWithGraphs) {
   EXPECT_NE(exec->deviceDescription().find("sm_"), std::string::npos) << exec->deviceDescription();
 }
 
-TEST(CudaBackend, EveryBucketMatchesTheReferenceOnTheGpu) {
+// Tensor cores (TF32 inputs) within 2e-2 of the f64 reference, the exact f32 kernels within 1e-4.
+class CudaMathTest : public ::testing::TestWithParam<std::pair<const char*, double>> {};
+
+TEST_P(CudaMathTest, EveryBucketMatchesTheReferenceOnTheGpu) {
+  const auto [math, tolerance] = GetParam();
   const auto& cm = test::smallModel();
   for (const std::string& stage : cm.model->stages()) {
-    KIME_GPU_EXECUTOR_OR_SKIP(exec, stage);
+    KIME_GPU_EXECUTOR_OR_SKIP(exec, stage, math);
     std::vector<Bucket> list = cm.model->buckets(stage);
     for (size_t i = 0; i < list.size(); ++i)
       for (const auto& nb : tools::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 11 + i)) {
@@ -82,17 +86,29 @@ TEST(CudaBackend, EveryBucketMatchesTheReferenceOnTheGpu) {
         ASSERT_EQ(got.logits.size(), want.logits.size());
         ASSERT_EQ(got.act.size(), want.act.size());
         for (size_t k = 0; k < want.logits.size(); ++k)
-          EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], 1e-4)) << "logit " << k << ": " << got.logits[k] << " vs " << want.logits[k];
+          EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], tolerance)) << "logit " << k << ": " << got.logits[k] << " vs " << want.logits[k];
         for (size_t s = 0; s < want.act.size(); ++s)
           for (int c = 0; c < 2; ++c)
-            EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], 1e-4)) << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
+            EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], tolerance)) << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
       }
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Math, CudaMathTest,
+                         ::testing::Values(std::pair<const char*, double>{"tf32", 2e-2},
+                                           std::pair<const char*, double>{"f32", 1e-4}),
+                         [](const auto& info) { return std::string(info.param.first); });
+
+TEST(CudaBackend, AnUnknownMathIsUnsupported) {
+  auto e = Executor::create(test::smallModel().model, "serve", {2, "cuda", "fp8"});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(e.error().text().find("unknown CUDA math \"fp8\""), std::string::npos) << e.error().text();
+}
+
 TEST(CudaBackend, WarmGpuRunsAllocateNothing) {
   const auto& cm = test::smallModel();
-  KIME_GPU_EXECUTOR_OR_SKIP(exec, "serve");
+  KIME_GPU_EXECUTOR_OR_SKIP(exec, std::string("serve"));
   std::vector<Bucket> list = cm.model->buckets("serve");
   std::vector<tools::OwnedBatch> batches;
   for (size_t i = 0; i < list.size(); ++i) {
