@@ -159,17 +159,28 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   } else {
     out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
   }
+  // The normed rows are computed at the level of the accumulators (a task's worth would be
+  // large). Halide puts a stack buffer over 16 KB inside a parallel loop on the heap, so a wide
+  // input is normed in chunks of k instead, each just before the accumulators sweep it.
+  const int64_t rowsHeld = blocked ? groupRows : kRowTile, limit = 16384 / (4 * rowsHeld);
+  int64_t chunk = s.in;
+  if (s.norm != "none" && s.in > limit)
+    for (chunk = limit - limit % 8; chunk > 8 && s.in % chunk != 0;) chunk -= 8;
+  const bool chunked = chunk < s.in;
   for (Func* f : {&acc, &accu}) {
     if (!f->defined()) continue;
     f->compute_at(out, at).store_in(MemoryType::Stack).vectorize(o, lanes);
-    f->update().reorder(o, r, k).vectorize(o, lanes);
+    RVar ko("ko"), ki("ki");
+    if (chunked) f->update().split(k, ko, ki, int(chunk)).reorder(o, r, ki, ko);
+    else f->update().reorder(o, r, k);
+    f->update().vectorize(o, lanes);
     if (blocked) f->update().unroll(o).unroll(r);
+    if (chunked)
+      xn.in(*f).compute_at(*f, ko).store_in(MemoryType::Stack).vectorize(c, lanesFor(chunk, vector));
   }
   if (s.norm != "none") {
     stat.compute_at(out, blocked ? task : ro).store_in(MemoryType::Stack);
-    // The normed rows at the level of the accumulators: a task's worth (kTaskRows x K) would be
-    // large enough that Halide puts it on the heap inside the parallel loop.
-    xn.compute_at(out, at).store_in(MemoryType::Stack).vectorize(c, lanesFor(s.in, vector));
+    if (!chunked) xn.compute_at(out, at).store_in(MemoryType::Stack).vectorize(c, lanesFor(s.in, vector));
   }
   std::vector<Argument> args = {x};
   if (s.norm != "none") args.push_back(ng);
