@@ -83,7 +83,7 @@ std::string argText(const PlanArg& a, const WeightPacker& w) {
       const PackedWeight& p = w.weights()[size_t(a.weight)];
       std::string shape;
       for (int64_t d : p.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-      return "w:" + p.name + (p.layout == "transposed" ? "^T" : "") + "[" + shape + "]";
+      return "w:" + p.name + (p.layout == "transposed" ? "^T" : p.layout == "panels" ? "^P" : "") + "[" + shape + "]";
     }
     case PlanArg::Source::Arena: return "@" + std::to_string(a.offset) + dims(a.rows, a.rowCount, a.cols);
   }

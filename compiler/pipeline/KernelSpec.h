@@ -18,6 +18,9 @@ struct KernelSpec {
   // linear
   std::string act = "none";  // none | gelu | swiglu
   bool bias = false, residual = false;
+  // The weight layout: 0, transposed ([in, out], out fastest); P, panels of P output columns,
+  // each [in, P] and contiguous, so that a sweep over k reads one stream per panel.
+  int64_t panel = 0;
   int64_t ropeHeads = 0;  // 0: no RoPE
   double ropeTheta = 0;
   int64_t ropeRows = 0;  // rows of the cos/sin tables: the longest sequence any bucket allows

@@ -112,11 +112,13 @@ class StepBuilder {
     } else if (s.kind == "linear") {
       normedInput(k, s, step);
       s.act = config<StringAttr>(k, "act").str();
-      step.args.push_back(weight(k, "weight", "transposed"));
+      s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
+      const char* layout = s.panel ? "panels" : "transposed";
+      step.args.push_back(weight(k, "weight", layout));
       s.bias = bool(k.arg("bias"));
       if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
       if (s.act == "swiglu") {
-        step.args.push_back(weight(k, "weight.up", "transposed"));
+        step.args.push_back(weight(k, "weight.up", layout));
         if (bool(k.arg("bias.up")) != s.bias)
           throw CompileError("kernel \"" + step.node + "\": gate and up must both have a bias or neither");
         if (s.bias) step.args.push_back(weight(k, "bias.up", "rows"));

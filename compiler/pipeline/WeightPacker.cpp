@@ -21,14 +21,17 @@ int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
   const TensorView* t = checkpoint_.find(name);
   if (!t) throw CompileError(checkpoint_.source() + ": weight \"" + name + "\" is missing");
   PackedWeight w{name, layout, t->shape, t->toFloat(), 0};
-  if (layout == "transposed") {
+  if (layout == "transposed" || layout == "panels") {
     if (t->shape.size() != 2) throw CompileError("internal: transposing a weight of rank != 2");
-    const int64_t o = t->shape[0], k = t->shape[1];
+    const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;
+    const bool panels = layout == "panels";
+    if (panels && o % P != 0) throw CompileError("internal: panels of a weight whose rows they do not divide");
     std::vector<float> tr(w.values.size());
     for (int64_t i = 0; i < o; ++i)
-      for (int64_t j = 0; j < k; ++j) tr[size_t(j * o + i)] = w.values[size_t(i * k + j)];
+      for (int64_t j = 0; j < k; ++j)
+        tr[size_t(panels ? ((i / P) * k + j) * P + i % P : j * o + i)] = w.values[size_t(i * k + j)];
     w.values = std::move(tr);
-    w.shape = {k, o};
+    w.shape = panels ? std::vector<int64_t>{o / P * k, P} : std::vector<int64_t>{k, o};
   }
   return add(std::move(w));
 }

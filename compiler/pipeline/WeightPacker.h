@@ -13,17 +13,22 @@ namespace kime {
 
 struct PackedWeight {
   std::string name;    // checkpoint name, or "rope.cos:<hd>:<theta>" for a generated table
-  std::string layout;  // "rows" (as stored), "transposed" ([in, out] -> out fastest), "table"
+  // "rows" (as stored), "transposed" ([in, out], out fastest), "panels" (kWeightPanel columns
+  // of the transposed matrix after another, each contiguous: [out / P * in, P]), "table..."
+  std::string layout;
   std::vector<int64_t> shape;  // as packed, outermost first
   std::vector<float> values;
   int64_t offset = 0;  // in the weights section, 64-byte aligned
 };
 
+// The columns of one weight panel: a vector of AVX-512, two of AVX2, four of NEON.
+constexpr int64_t kWeightPanel = 16;
+
 class WeightPacker {
  public:
   explicit WeightPacker(const Checkpoint& c) : checkpoint_(c) {}
 
-  // The id of `name` packed in `layout` ("rows" or "transposed"), packing it on first use.
+  // The id of `name` packed in `layout` ("rows", "transposed" or "panels"), packing it on first use.
   int64_t use(const std::string& name, const std::string& layout);
   // cos (or sin) of p * theta^(-2i/hd) for p < rows, i < hd/2, computed in f64.
   int64_t ropeTable(bool sine, int64_t hd, double theta, int64_t rows);

@@ -96,15 +96,21 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   Func xn = normRows(s.norm, s.eps, xin, s.in, &ng, &nb, c, r, stat);
 
   // The matmul: weights are packed transposed ([in, out], out fastest), so a vector of outputs
-  // takes one FMA per input element.
+  // takes one FMA per input element; in panels of P columns, a block's sweep over k reads one
+  // contiguous stream per panel.
   RDom k(0, int(s.in));
+  auto weightAt = [&](ImageParam& m, Expr col, Expr kk) -> Expr {
+    if (!s.panel) return m(col, kk);
+    const int P = int(s.panel);
+    return m(col % P, (col / P) * int(s.in) + kk);
+  };
   Func acc("acc"), accu("acc_up");
   acc(o, r) = s.bias ? bias(o) : 0.0f;
-  acc(o, r) += xn(k, r) * w(o, k);
+  acc(o, r) += xn(k, r) * weightAt(w, o, k);
   Expr y = acc(o, r);
   if (s.act == "swiglu") {
     accu(o, r) = s.bias ? biasu(o) : 0.0f;
-    accu(o, r) += xn(k, r) * wu(o, k);
+    accu(o, r) += xn(k, r) * weightAt(wu, o, k);
     y = y / (1.0f + exp(-y)) * accu(o, r);
   } else if (s.act == "gelu") {
     y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));

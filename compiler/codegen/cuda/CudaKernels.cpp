@@ -88,6 +88,14 @@ std::string embed(const KernelSpec& s, const std::string& name) {
 // One warp per output row: the norm statistics, then each lane computes columns lane, lane+32, ...
 // (weights are packed [in, out], so a warp's loads of one k are contiguous). The rows are tokens:
 // kime-fuse makes linear kernels only over token rows (the heads take the marker and first rows).
+// The index of the weight of input `k` for output `col` in the packed layout: panels of P
+// columns ([out / P][in][P]), or [in, out].
+std::string weightIndex(const KernelSpec& s, const std::string& k, const std::string& col) {
+  if (!s.panel) return "(long)(" + k + ") * " + std::to_string(s.out) + " + " + col;
+  const std::string P = std::to_string(s.panel);
+  return "((long)(" + col + ") / " + P + " * " + std::to_string(s.in) + " + " + k + ") * " + P + " + (" + col + ") % " + P;
+}
+
 // A linear kernel's parameters, in the plan's order.
 std::string linearSignature(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
@@ -111,7 +119,7 @@ std::string linear(const KernelSpec& s, const std::string& name) {
     << "  if (r >= counts[KIME_T]) return;\n" << normStats(s, "r");
   auto dot = [&](const std::string& w, const std::string& col) {
     return "[&](int oc) { float a = 0.0f; for (int k = 0; k < " + K + "; ++k) a = fmaf(" +
-           normed(s, "x[(long)r * " + K + " + k]", "k") + ", " + w + "[(long)k * " + O + " + oc], a); return a; }(" +
+           normed(s, "x[(long)r * " + K + " + k]", "k") + ", " + w + "[" + weightIndex(s, "k", "oc") + "], a); return a; }(" +
            col + ")";
   };
   o << "  for (int c = lane; c < " << O << "; c += 32) {\n";
@@ -174,11 +182,11 @@ std::string linearTensorCores(const KernelSpec& s, const std::string& name, int6
     << "                           " << a("ra", "k0 + q + 4", "A") << ", " << a("rb", "k0 + q + 4", "B") << "};\n"
     << "#pragma unroll\n    for (int n = 0; n < " << NT << "; ++n) {\n"
     << "      const long col = c0 + n * 8 + g;\n"
-    << "      const unsigned b[2] = {kime_tf32(weight[(long)(k0 + q) * " << O << " + col]), kime_tf32(weight[(long)(k0 + q + 4) * " << O
-    << " + col])};\n      kime_mma_tf32(acc[n], a, b);\n";
+    << "      const unsigned b[2] = {kime_tf32(weight[" << weightIndex(s, "k0 + q", "col") << "]), kime_tf32(weight["
+    << weightIndex(s, "k0 + q + 4", "col") << "])};\n      kime_mma_tf32(acc[n], a, b);\n";
   if (up)
-    o << "      const unsigned bu[2] = {kime_tf32(weight_up[(long)(k0 + q) * " << O << " + col]), kime_tf32(weight_up[(long)(k0 + q + 4) * "
-      << O << " + col])};\n      kime_mma_tf32(accu[n], a, bu);\n";
+    o << "      const unsigned bu[2] = {kime_tf32(weight_up[" << weightIndex(s, "k0 + q", "col") << "]), kime_tf32(weight_up["
+      << weightIndex(s, "k0 + q + 4", "col") << "])};\n      kime_mma_tf32(accu[n], a, bu);\n";
   o << "    }\n  }\n"
     << "#pragma unroll\n  for (int n = 0; n < " << NT << "; ++n)\n"
     << "#pragma unroll\n    for (int i = 0; i < 4; ++i) {\n"
