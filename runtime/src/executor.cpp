@@ -304,6 +304,18 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
   return Error::noBucket(impl_->stage->name, t, s, k, largest);
 }
 
+std::optional<Error> Executor::runInBucket(size_t index, const Batch& batch, Outputs& out) {
+  ModelImpl& m = impl_->m();
+  if (auto err = checkBatch(batch, m.vocab, m.types)) return err;
+  if (auto err = impl_->prepare(index)) return err;  // refuses an index past the stage
+  const Bucket& b = m.buckets[impl_->stage->buckets[index]].bucket;
+  const size_t t = batch.tokens(), s = batch.seqs(), k = batch.markerCount();
+  if (!b.holds(t, s, k)) return Error::noBucket(impl_->stage->name, t, s, k, b);
+  if (impl_->cuda) return runCudaPlan(*impl_->cuda, *impl_->cudaPlans[index], batch, out);
+  SpinPool::instance().use(impl_->threads);
+  return impl_->runPlan(*impl_->plans[index], batch, out);
+}
+
 void Executor::setProfiling(bool on) {
   impl_->profiling = on;
   for (auto& p : impl_->plans)

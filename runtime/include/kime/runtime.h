@@ -107,6 +107,10 @@ class Executor {
   std::vector<Bucket> warm() const;
   // Runs `batch` in the smallest bucket of the stage that holds it; `used` gets that bucket.
   [[nodiscard]] std::optional<Error> run(const Batch& batch, Outputs& out, Bucket* used = nullptr);
+  // Runs `batch` in the stage's bucket number `index`, even where a smaller one holds it: for
+  // checking every bucket with the same edge cases (kime-compile --verify). NoBucket when that
+  // bucket does not hold it.
+  [[nodiscard]] std::optional<Error> runInBucket(size_t index, const Batch& batch, Outputs& out);
   Caps caps() const;
   // Where it runs, for people: "cpu x86-64-avx512, 2 threads" or "cuda NVIDIA H200 (sm_90 PTX)".
   std::string deviceDescription() const;

@@ -37,8 +37,7 @@ TEST(Executor, EveryServeBucketMatchesTheReferenceOnEdgeCases) {
     for (const auto& nb : tools::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 3 + i)) {
       SCOPED_TRACE("bucket " + std::to_string(i) + ": " + nb.name);
       Outputs out;
-      Bucket used;
-      ASSERT_FALSE(exec->run(nb.batch.view(), out, &used));
+      ASSERT_FALSE(exec->runInBucket(i, nb.batch.view(), out));  // in this bucket, not a smaller one
       expectMatchesReference(nb.batch, out);
     }
 }
@@ -53,6 +52,24 @@ TEST(Executor, PicksTheSmallestBucketThatHoldsTheBatch) {
   auto more = tools::uniformBatch(9, 4, 1, 4096, 4, 1);  // one sequence too many for it
   ASSERT_FALSE(exec->run(more.view(), out, &used));
   EXPECT_EQ(used, (Bucket{512, 32, 128}));
+}
+
+TEST(Executor, RunInBucketUsesTheBucketAskedFor) {
+  auto exec = serve();
+  auto b = tools::uniformBatch(4, 8, 2, 4096, 4, 9);  // the first bucket holds it
+  Outputs inFirst, inSecond;
+  ASSERT_FALSE(exec->run(b.view(), inFirst));
+  EXPECT_EQ(exec->warm(), (std::vector<Bucket>{{128, 8, 32}}));
+  ASSERT_FALSE(exec->runInBucket(1, b.view(), inSecond));
+  EXPECT_EQ(exec->warm().size(), 2u);  // the second bucket's plan ran
+  ASSERT_EQ(inFirst.logits.size(), inSecond.logits.size());
+  for (size_t k = 0; k < inFirst.logits.size(); ++k) EXPECT_NEAR(inFirst.logits[k], inSecond.logits[k], 1e-5);
+  // A batch the bucket does not hold is NoBucket, naming that bucket.
+  auto big = tools::uniformBatch(9, 4, 1, 4096, 4, 1);
+  auto err = exec->runInBucket(0, big.view(), inFirst);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->kind, ErrorKind::NoBucket);
+  EXPECT_FALSE(exec->runInBucket(5, b.view(), inFirst) == std::nullopt);
 }
 
 TEST(Executor, ABatchPastTheLargestBucketIsNoBucket) {
