@@ -43,6 +43,7 @@ void SpinPool::reserve(size_t threads) {
   while (workers_.size() + 1 < threads) {
     size_t index = workers_.size();
     workers_.emplace_back([this, index] { workerLoop(index); });
+    workerCount_.store(workers_.size());
   }
 }
 
@@ -61,7 +62,7 @@ void SpinPool::work() {
 }
 
 int SpinPool::parallelFor(void* userContext, ParTask task, int min, int size, uint8_t* closure) {
-  const bool alone = active_.load(std::memory_order_relaxed) <= 1 || size <= 1 || workers_.empty();
+  const bool alone = active_.load(std::memory_order_relaxed) <= 1 || size <= 1 || workerCount_.load() == 0;
   if (alone || busy_.exchange(true)) {
     // One thread asked for, or another loop holds the pool (a nested loop, or a second
     // executor's): this caller runs it.
