@@ -179,7 +179,16 @@ struct ExecutorImpl {
     return std::nullopt;
   }
 
-  // The staged arrays, from the batch.
+  // Runs a checked batch in bucket `index` of the stage (which holds it), preparing it first.
+  std::optional<Error> runIn(size_t index, const Batch& b, Outputs& out) {
+    if (auto err = prepare(index)) return err;
+    if (cuda) return runCudaPlan(*cuda, *cudaPlans[index], b, out);
+    SpinPool::instance().use(threads);
+    return runPlan(*plans[index], b, out);
+  }
+
+  // Replays a CPU plan: the staged indices, each argument's extents from the batch's counts,
+  // then the kernels in order; the outputs copied out of the arena.
   std::optional<Error> runPlan(Prepared& p, const Batch& b, Outputs& out) {
     const int64_t T = int64_t(b.tokens()), S = int64_t(b.seqs()), M = int64_t(b.markerCount());
     stageIndices(b, p.tokseq.data(), p.tokpos.data(), p.markerRows.data(), p.firstRows.data());
@@ -255,16 +264,17 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> mode
     return Error::unsupported("the model has no stage \"" + stage + "\" (it has " + names + ")");
   }
   impl->threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  SpinPool::instance().reserve(impl->threads);
   impl->plans.resize(impl->stage->buckets.size());
-  if (options.device == "cuda") {
+  if (options.device == "cpu") {
+    SpinPool::instance().reserve(impl->threads);  // the CPU kernels' workers
+  } else if (options.device == "cuda") {
     if (options.cudaMath != "tf32" && options.cudaMath != "f32")
       return Error::unsupported("unknown CUDA math \"" + options.cudaMath + "\" (it may be \"tf32\" or \"f32\")");
     auto cm = cudaModel(m, options.cudaMath == "tf32" ? kTf32 : kF32);
     if (!cm) return cm.error();
     impl->cuda = *cm;
     impl->cudaPlans.resize(impl->stage->buckets.size());
-  } else if (options.device != "cpu") {
+  } else {
     return Error::unsupported("unknown device \"" + options.device + "\" (kime runs on \"cpu\" or \"cuda\")");
   }
   impl->model = std::move(model);
@@ -288,11 +298,8 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
   const std::vector<size_t>& list = impl_->stage->buckets;
   for (size_t i = 0; i < list.size(); ++i) {
     if (!m.buckets[list[i]].bucket.holds(t, s, k)) continue;
-    if (auto err = impl_->prepare(i)) return err;
     if (used) *used = m.buckets[list[i]].bucket;
-    if (impl_->cuda) return runCudaPlan(*impl_->cuda, *impl_->cudaPlans[i], batch, out);
-    SpinPool::instance().use(impl_->threads);
-    return impl_->runPlan(*impl_->plans[i], batch, out);
+    return impl_->runIn(i, batch, out);
   }
   // Buckets of a stage are not ordered by size in every dimension; report the largest of each.
   Bucket largest;
@@ -307,13 +314,11 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
 std::optional<Error> Executor::runInBucket(size_t index, const Batch& batch, Outputs& out) {
   ModelImpl& m = impl_->m();
   if (auto err = checkBatch(batch, m.vocab, m.types)) return err;
-  if (auto err = impl_->prepare(index)) return err;  // refuses an index past the stage
+  if (index >= impl_->stage->buckets.size()) return impl_->prepare(index);  // its error names the stage
   const Bucket& b = m.buckets[impl_->stage->buckets[index]].bucket;
   const size_t t = batch.tokens(), s = batch.seqs(), k = batch.markerCount();
   if (!b.holds(t, s, k)) return Error::noBucket(impl_->stage->name, t, s, k, b);
-  if (impl_->cuda) return runCudaPlan(*impl_->cuda, *impl_->cudaPlans[index], batch, out);
-  SpinPool::instance().use(impl_->threads);
-  return impl_->runPlan(*impl_->plans[index], batch, out);
+  return impl_->runIn(index, batch, out);
 }
 
 void Executor::setProfiling(bool on) {
