@@ -10,6 +10,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "lit"))
+from compare import compare as within, flat  # noqa: E402
+
 # Stages of the GPU artifact: the example's serving buckets and one bucket per benchmark shape
 # (S sequences of L tokens, one marker each), the shapes of the CPU benchmark (bench/run.sh).
 SERVE = [{"tokens": 128, "seqs": 8, "markers": 32}, {"tokens": 512, "seqs": 32, "markers": 128}]
@@ -19,8 +22,8 @@ TOL = 1e-4  # the f32 kernels against the f64 reference
 MATH_TOL = {"tf32": 2e-2, "f32": TOL}  # tensor cores take TF32 inputs
 
 
-def sh(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
+def sh(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         sys.exit(f"gpu-check: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr.strip()}")
     return p.stdout
@@ -62,17 +65,11 @@ def batches_for(rng, bucket, prev, vocab, types):
 
 
 def compare(got, want, what, tol=TOL):
-    worst = 0.0
-    for key in ("logits", "act"):
-        g = [x for r in got[key] for x in (r if isinstance(r, list) else [r])]
-        w = [x for r in want[key] for x in (r if isinstance(r, list) else [r])]
-        assert len(g) == len(w), f"{what}: {len(g)} {key}, the reference has {len(w)}"
-        for i, (a, b) in enumerate(zip(g, w)):
-            d = abs(a - b)
-            worst = max(worst, d)
-            assert d <= tol or d <= tol * abs(b), f"{what}: {key}[{i}] is {a}, the reference says {b}"
-    return worst
-
+    """Asserts every output within tol of the reference (compare.py's rule); returns the largest
+    absolute difference."""
+    within(got, want, tol, what + ": ")
+    return max((abs(a - b) for key in ("logits", "act") for a, b in zip(flat(got[key]), flat(want[key]))),
+               default=0.0)
 
 def prepare(bundle, root):
     bin_dir = f"{root}/build/bin"

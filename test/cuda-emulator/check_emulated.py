@@ -7,23 +7,15 @@ Usage: check_emulated.py MODEL_DIR BUCKETS.json BIN_DIR FAKE_LIBCUDA TF32_KERNEL
 import json
 import os
 import random
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-from gpu_check import batches_for, compare  # noqa: E402
+from gpu_check import batches_for, compare, sh as run  # noqa: E402
 
 model_dir, buckets_file, bin_dir, fake = sys.argv[1:5]
 kernels = {"tf32": sys.argv[5], "f32": sys.argv[6]}
 TOLERANCE = {"tf32": 2e-2, "f32": 1e-4}
 graph, weights, artifact = f"{model_dir}/graph.json", f"{model_dir}/model.safetensors", f"{model_dir}/model.kime"
-
-
-def run(cmd, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)}\n{p.stderr}")
-    return p.stdout
 
 
 run([f"{bin_dir}/kime-compile", graph, "--weights", weights, "--buckets", buckets_file, "--target", "x86-64-avx2",
