@@ -107,7 +107,8 @@ void readManifest(const std::string& text, ModelImpl& m) {
       for (const Json& a : s.at("args")) si.args.push_back(argOf(a, m));
       if (si.args.empty()) throw Fail{"a step has no arguments"};
       si.flopRows = si.args.back().rows;
-      for (const auto& [math, slot] : {std::pair<const char*, int>{"tf32", kTf32}, {"f32", kF32}}) {
+      for (CudaMath slot : {kTf32, kF32}) {
+        const char* math = cudaMathName(slot);
         if (!s.contains("cuda") || !s.at("cuda").contains(math)) continue;
         const Json& c = s.at("cuda").at(math);
         StepInfo::Launch& l = si.launch[slot];

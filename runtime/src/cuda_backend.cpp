@@ -104,7 +104,7 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
 
   // The newest PTX of this arithmetic the device can run (the driver compiles PTX forward,
   // never back). Sections are named code.ptx.MATH.ARCH.
-  const std::string prefix = std::string("code.ptx.") + (math == kTf32 ? "tf32" : "f32") + ".";
+  const std::string prefix = std::string("code.ptx.") + cudaMathName(math) + ".";
   const SectionInfo* ptx = nullptr;
   int best = 0;
   std::string have;

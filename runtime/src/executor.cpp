@@ -268,9 +268,9 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> mode
   if (options.device == "cpu") {
     SpinPool::instance().reserve(impl->threads);  // the CPU kernels' workers
   } else if (options.device == "cuda") {
-    if (options.cudaMath != "tf32" && options.cudaMath != "f32")
+    if (options.cudaMath != cudaMathName(kTf32) && options.cudaMath != cudaMathName(kF32))
       return Error::unsupported("unknown CUDA math \"" + options.cudaMath + "\" (it may be \"tf32\" or \"f32\")");
-    auto cm = cudaModel(m, options.cudaMath == "tf32" ? kTf32 : kF32);
+    auto cm = cudaModel(m, options.cudaMath == cudaMathName(kTf32) ? kTf32 : kF32);
     if (!cm) return cm.error();
     impl->cuda = *cm;
     impl->cudaPlans.resize(impl->stage->buckets.size());

@@ -41,8 +41,10 @@ struct StepInfo {
   } launch[2];  // by CudaMath
 };
 
-// The arithmetic of the CUDA linear kernels: tensor cores with TF32 inputs, or exact f32 FMA.
+// The arithmetic of the CUDA linear kernels: tensor cores with TF32 inputs, or exact f32 FMA;
+// named as in the manifest, the PTX sections and the options.
 enum CudaMath { kTf32 = 0, kF32 = 1 };
+inline const char* cudaMathName(CudaMath m) { return m == kTf32 ? "tf32" : "f32"; }
 
 struct BucketInfo {
   Bucket bucket;
