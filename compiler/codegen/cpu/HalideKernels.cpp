@@ -11,8 +11,8 @@ namespace {
 // Rows of output each parallel task computes; a row is computed the same way whatever the
 // number of threads or rows, so results are bit-identical across both.
 constexpr int kRowTile = 4;
-// Rows of a linear kernel's parallel task, swept in groups of kRowTile.
-constexpr int kTaskRows = 32;
+// Row groups in a blocked linear kernel's parallel task.
+constexpr int kTaskGroups = 8;
 
 // The largest of 16/8/4/2/1 lanes that divides `width` and fits `vector`.
 int lanesFor(int64_t width, int vector) {
@@ -131,16 +131,16 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   Func out("linear");
   out(o, r) = y;
 
-  // Schedule: tasks of kTaskRows rows. The outputs are blocked further (with RoPE, when a block
-  // holds whole heads): for each block of two output vectors, groups of kRowTile rows sweep k with
-  // their accumulators (rows x 2 vectors) unrolled into registers, while the block's weight
-  // panel stays in L1 for all the groups of the task.
+  // Schedule: tasks of kTaskGroups row groups. The outputs are blocked further (with RoPE, when
+  // a block holds whole heads): for each block of `vecs` output vectors, groups of `groupRows`
+  // rows sweep k with their accumulators (rows x vecs) unrolled into registers, while the block's
+  // weight panel stays in cache for all the groups of the task.
   const int lanes = lanesFor(s.out, vector);
   out.bound(o, 0, int(s.out));
   Var ro("ro"), ri("ri"), oo("oo"), oi("oi"), rg("rg"), rr("rr");
-  // Accumulators a register block may hold: half the vector registers (AVX-512 has 32, AVX2
-  // and NEON 16). SwiGLU's gate and up products are swept one after the other, each with a
-  // whole block.
+  // A register block: 6 rows x 4 vectors on AVX-512 (24 of its 32 registers), 4 x 2 on AVX2 and
+  // NEON (8 of 16), the rest for the weight vectors and the broadcast input. SwiGLU's gate and
+  // up products are swept one after the other, each with a whole block.
   const int groupRows = vector >= 16 ? 6 : kRowTile;
   int vecs = vector >= 16 ? 4 : 8 / kRowTile;
   while (vecs > 1 && s.out % (vecs * lanes) != 0) vecs /= 2;
@@ -153,7 +153,7 @@ HalideKernel linear(const KernelSpec& s, int vector) {
     // thread; within a task the weight panel of a block stays in L1 across its row groups.
     const int blocks = int(s.out / (vecs * lanes));
     const int chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
-    out.split(r, ro, ri, groupRows * 8, TailStrategy::GuardWithIf)
+    out.split(r, ro, ri, groupRows * kTaskGroups, TailStrategy::GuardWithIf)
         .split(ri, rg, rr, groupRows, TailStrategy::GuardWithIf)
         .split(o, oo, oi, vecs * lanes)
         .split(oo, oc, ob, blocks / chunks)
