@@ -63,19 +63,22 @@ def gflop(S, L):  # the peers' count: projections, MLP, attention; 2 FLOPs per m
 kime = {}
 lines = open(f"{case}/kime.txt").read().splitlines()
 for i, line in enumerate(lines):
-    m = re.match(r"\S+\s+(\d+)x(\d+)\s+([\d.]+)\s+([\d.]+)\s+\S+\s+\S+\s+(\S+)", line)
+    m = re.match(r"\S+\s+(\d+)x(\d+)\s+([\d.]+)\s+([\d.]+)\s+\S+\s+([\d.]+)\s+(\S+)", line)
     if m:
         prof = lines[i + 1].strip() if i + 1 < len(lines) and "per kernel class" in lines[i + 1] else ""
-        kime[(int(m[1]), int(m[2]))] = (float(m[3]), m[5], prof)
+        kime[(int(m[1]), int(m[2]))] = (float(m[3]), float(m[5]), m[6], prof)
 ort = {(r["S"], r["L"]): r["ms"] for r in map(json.loads, open(f"{case}/ort.jsonl"))}
 print(f"\n## {c.get('name', case.split('/')[-1])}: " + json.dumps(c))
-print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'% peak':>7} {'ORT ms':>8} {'ORT/kime':>8} {'allocs':>6}")
+# GFLOP/s: the model's FLOPs (the peers' count) per second; exec: the FLOPs kime ran per second
+# (less than the model's once kime-prune-rows computes the last layer only for the heads' rows);
+# % peak is of the FLOPs run.
+print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'exec':>7} {'% peak':>7} {'ORT ms':>8} {'ORT/kime':>8} {'allocs':>6}")
 for s in shapes:
     S, L = map(int, s.split("x"))
-    ms, allocs, prof = kime[(S, L)]
+    ms, run, allocs, prof = kime[(S, L)]
     g = gflop(S, L) / (ms / 1e3)
     o = ort.get((S, L))
-    print(f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {100 * g / peak:6.1f}% "
+    print(f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {run:7.1f} {100 * run / peak:6.1f}% "
           f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} {allocs:>6}")
     if prof:
         print(f"{'':>7} {prof}")

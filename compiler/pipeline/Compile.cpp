@@ -182,7 +182,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
     auto t0 = std::chrono::steady_clock::now();
     size_t before = kernels.specs.size();
     std::string mlirText;
-    BucketPlan plan = lowerBucket(ctx, g, buckets[i], ropeRows, weights, kernels,
+    BucketPlan plan = lowerBucket(ctx, g, buckets[i], ropeRows, weights, kernels, o.pruneRows,
                                   o.emit == "mlir" ? &mlirText : nullptr);
     if (o.emit == "mlir") out << "// bucket " << describe(buckets[i]) << "\n" << mlirText;
     bucketsJson.push_back(bucketJson(plan, kernels, o.cudaMath));

@@ -15,6 +15,7 @@ struct CompileOptions {
   std::vector<std::string> cudaMath = {"tf32", "f32"};  // PTX for each (tensor cores, exact f32)
   std::string emit;                  // "", mlir, plan, halide, asm, cuda
   bool verify = false;
+  bool pruneRows = true;             // kime-prune-rows: the last layer only for the heads' rows
   int jobs = 1;
 };
 

@@ -10,7 +10,7 @@ std::string KernelSpec::key() const {
   s << kind << "|norm=" << norm << "|eps=" << eps << "|act=" << act << "|bias=" << bias
     << "|res=" << residual << "|panel=" << panel << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows
     << "|pos=" << learnedPos << "|heads=" << heads << "," << kvHeads << "|scale=" << scale
-    << "|len=" << maxLen << "|rows=" << rows << "|w=" << in << "," << out << "," << kvWidth;
+    << "|len=" << maxLen << "|rows=" << rows << "|outrows=" << outputRows << "|w=" << in << "," << out << "," << kvWidth;
   return s.str();
 }
 

@@ -11,7 +11,7 @@ namespace kime {
 
 // The static choices of one kernel. Two kernels with the same key are the same code.
 struct KernelSpec {
-  std::string kind;  // embed | linear | attention | head
+  std::string kind;  // embed | linear | attention | head | select
   // linear, head: the input rows' norm
   std::string norm = "none";  // none | rms | layer
   double eps = 0;
@@ -30,10 +30,12 @@ struct KernelSpec {
   int64_t heads = 0, kvHeads = 0;
   double scale = 0;
   int64_t maxLen = 0;  // the bucket's token bound: the longest possible sequence
-  // head
+  // head: the rows it reads; linear, attention: whether its rows are kime-prune-rows' output
+  // rows (R = S + M) rather than the tokens
   std::string rows;  // markers | first
+  bool outputRows = false;
   // widths: embed (out = D); linear (in = K, out = O); attention (in = q width, out = q width,
-  // kvWidth); head (in = D, out = O)
+  // kvWidth); head (in = D, out = O); select (in = out = D)
   int64_t in = 0, out = 0, kvWidth = 0;
 
   std::string key() const;
@@ -45,10 +47,13 @@ struct PlanArg {
   Source source = Source::Arena;
   int64_t offset = 0;    // Arena: byte offset
   int64_t weight = -1;   // Weight: index into the packed weights
-  std::string input;     // Input: ids, qtype, cu, tokseq, tokpos, marker_rows, first_rows
+  // Input: ids, qtype, cu, tokseq, tokpos, marker_rows, first_rows; for the output rows R:
+  // out_rows (each one's token, -1 for an empty sequence), out_seq, out_pos, and the heads'
+  // out_first_rows (-1 for an empty sequence) and out_marker_rows
+  std::string input;
   // Shape, innermost first as Halide sees it: cols (0 for a vector), then rows.
   int64_t cols = 0;
-  std::string rows;      // T, S, M, S+1: the batch's count at run time; "" for a static size
+  std::string rows;      // T, S, M, S+1, R: the batch's count at run time; "" for a static size
   int64_t rowCount = 0;  // the static size, or the bucket's bound of `rows`
   std::string dtype = "f32";  // f32 | i32 | u32 | u8
 };

@@ -30,6 +30,7 @@ const char* symName(shapes::Sym s, int64_t offset) {
     case shapes::Sym::T: return "T";
     case shapes::Sym::S: return offset ? "S+1" : "S";
     case shapes::Sym::M: return "M";
+    case shapes::Sym::R: return "R";
     case shapes::Sym::None: return "";
   }
   return "";
@@ -80,6 +81,10 @@ class StepBuilder {
     return a;
   }
   PlanArg tokens(const char* name) { return inputArg(name, "T", b_.tokens, "i32"); }
+  PlanArg outputRows(const char* name) { return inputArg(name, "R", b_.seqs + b_.markers, "i32"); }
+  static bool hasOutputRows(Value v) {
+    return cast<KimeTensorType>(v.getType()).getDims()[0].sym == shapes::Sym::R;
+  }
 
   // The input rows, then the weights of the norm in front of them.
   void normedInput(KernelOp k, KernelSpec& s, PlanStep& step) {
@@ -103,6 +108,7 @@ class StepBuilder {
     s.kind = k.getKind().str();
     shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
     s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
+    s.outputRows = hasOutputRows(k.getResult()) && s.kind != "select";
     if (s.kind == "embed") {
       step.args = {inputArg("ids", "T", b_.tokens, "u32"), tokens("tokseq"), tokens("tokpos"),
                    inputArg("qtype", "S", b_.seqs, "u8"), weight(k, "tok", "rows"),
@@ -128,7 +134,7 @@ class StepBuilder {
         s.ropeTheta = config<FloatAttr>(k, "rope_theta").getValueAsDouble();
         s.ropeRows = ropeRows_;
         const int64_t hd = s.out / s.ropeHeads;
-        step.args.push_back(tokens("tokpos"));
+        step.args.push_back(s.outputRows ? outputRows("out_pos") : tokens("tokpos"));
         step.args.push_back(weightArg(w_.ropeTable(false, hd, s.ropeTheta, ropeRows_)));
         step.args.push_back(weightArg(w_.ropeTable(true, hd, s.ropeTheta, ropeRows_)));
       }
@@ -143,19 +149,23 @@ class StepBuilder {
       s.kvHeads = config<IntegerAttr>(k, "kv_heads").getInt();
       s.scale = config<FloatAttr>(k, "scale").getValueAsDouble();
       s.maxLen = b_.tokens;
-      step.args = {q, kk, arenaArg(k.arg("v")), tokens("tokseq"), tokens("tokpos"),
+      step.args = {q, kk, arenaArg(k.arg("v")), s.outputRows ? outputRows("out_seq") : tokens("tokseq"),
                    inputArg("cu", "S+1", b_.seqs + 1, "u32")};
       step.flops = 4.0 * double(s.in);  // per (query, key) pair: q.k and p.v
     } else if (s.kind == "head") {
       normedInput(k, s, step);
       s.rows = config<StringAttr>(k, "rows").str();
-      step.args.push_back(s.rows == "markers" ? inputArg("marker_rows", "M", b_.markers, "i32")
-                                              : inputArg("first_rows", "S", b_.seqs, "i32"));
+      const bool picked = hasOutputRows(k.arg("x"));
+      step.args.push_back(s.rows == "markers" ? inputArg(picked ? "out_marker_rows" : "marker_rows", "M", b_.markers, "i32")
+                                              : inputArg(picked ? "out_first_rows" : "first_rows", "S", b_.seqs, "i32"));
       step.args.push_back(weight(k, "weight", "transposed"));
       s.bias = bool(k.arg("bias"));
       if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
       s.out = step.args[step.args.size() - (s.bias ? 2 : 1)].cols;
       step.flops = 2.0 * double(s.in) * double(s.out);
+    } else if (s.kind == "select") {
+      step.args = {arenaArg(k.arg("x")), outputRows("out_rows")};
+      s.in = step.args[0].cols;
     }
     PlanArg out = arenaArg(k.getResult());
     if (s.kind == "head") out.cols = s.out;  // [M] logits are [M, 1] to the kernel
@@ -179,7 +189,7 @@ class StepBuilder {
 }  // namespace
 
 BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, int64_t ropeRows,
-                       WeightPacker& weights, KernelRegistry& kernels, std::string* mlirOut) {
+                       WeightPacker& weights, KernelRegistry& kernels, bool pruneRows, std::string* mlirOut) {
   OwningOpRef<ModuleOp> module = importGraph(ctx, g);
   std::string diagnostics;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic& d) {
@@ -187,7 +197,7 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
     return success();
   });
   PassManager pm(&ctx);
-  mlir::kime::buildBucketPipeline(pm, bucket.tokens, bucket.seqs, bucket.markers);
+  mlir::kime::buildBucketPipeline(pm, bucket.tokens, bucket.seqs, bucket.markers, pruneRows);
   if (failed(pm.run(*module)))
     throw CompileError("graph \"" + g.name + "\", bucket {tokens " + std::to_string(bucket.tokens) +
                        ", seqs " + std::to_string(bucket.seqs) + ", markers " +

@@ -33,13 +33,13 @@ struct BucketPlan {
   PlanArg logits, act;  // where the outputs are in the arena
 };
 
-// Runs kime-specialize-bucket, kime-fuse, kime-plan-memory and kime-verify-backend-contract on
-// the graph for `bucket` and reads the plan off the result. `ropeRows` sizes RoPE tables (the
+// Runs kime-specialize-bucket, kime-prune-rows (when `pruneRows`), kime-fuse, kime-plan-memory
+// and kime-verify-backend-contract on the graph for `bucket` and reads the plan off the result. `ropeRows` sizes RoPE tables (the
 // longest sequence of any bucket). With `mlirOut`, the planned IR is printed there.
 // Throws CompileError with the pass's diagnostics.
 BucketPlan lowerBucket(mlir::MLIRContext& ctx, const Graph& g, const Bucket& bucket,
                        int64_t ropeRows, WeightPacker& weights, KernelRegistry& kernels,
-                       std::string* mlirOut = nullptr);
+                       bool pruneRows, std::string* mlirOut = nullptr);
 
 }  // namespace kime
 

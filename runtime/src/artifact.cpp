@@ -27,6 +27,7 @@ RowSym rowSym(const std::string& s) {
   if (s == "S") return RowSym::S;
   if (s == "S+1") return RowSym::S1;
   if (s == "M") return RowSym::M;
+  if (s == "R") return RowSym::R;
   throw Fail{"unknown row count \"" + s + "\""};
 }
 
@@ -34,7 +35,9 @@ InputId inputId(const std::string& s) {
   static const std::pair<const char*, InputId> names[] = {
       {"ids", InputId::Ids},       {"qtype", InputId::Qtype},         {"cu", InputId::Cu},
       {"tokseq", InputId::TokSeq}, {"tokpos", InputId::TokPos},       {"marker_rows", InputId::MarkerRows},
-      {"first_rows", InputId::FirstRows}};
+      {"first_rows", InputId::FirstRows}, {"out_rows", InputId::OutRows},   {"out_seq", InputId::OutSeq},
+      {"out_pos", InputId::OutPos}, {"out_first_rows", InputId::OutFirstRows},
+      {"out_marker_rows", InputId::OutMarkerRows}};
   for (const auto& [n, id] : names)
     if (s == n) return id;
   throw Fail{"unknown input \"" + s + "\""};

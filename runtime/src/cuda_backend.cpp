@@ -9,7 +9,8 @@ namespace {
 
 // Where each staged array lies in the staging buffer (the same layout on host and device).
 struct StagingLayout {
-  size_t counts = 0, ids = 0, qtype = 0, cu = 0, tokseq = 0, tokpos = 0, markerRows = 0, firstRows = 0;
+  size_t counts = 0, ids = 0, qtype = 0, cu = 0;
+  size_t staged[kStagedInputs] = {};  // by stagedIndex
   size_t bytes = 0;
 };
 
@@ -25,10 +26,7 @@ StagingLayout stagingFor(const Bucket& b) {
   l.ids = take(b.tokens * 4);
   l.qtype = take(b.seqs);
   l.cu = take((b.seqs + 1) * 4);
-  l.tokseq = take(b.tokens * 4);
-  l.tokpos = take(b.tokens * 4);
-  l.markerRows = take(b.markers * 4);
-  l.firstRows = take(b.seqs * 4);
+  for (size_t s = 0; s < kStagedInputs; ++s) l.staged[s] = take(stagedRows(s, b) * 4);
   l.bytes = at;
   return l;
 }
@@ -173,12 +171,8 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
       case InputId::Ids: return p->staging + l.ids;
       case InputId::Qtype: return p->staging + l.qtype;
       case InputId::Cu: return p->staging + l.cu;
-      case InputId::TokSeq: return p->staging + l.tokseq;
-      case InputId::TokPos: return p->staging + l.tokpos;
-      case InputId::MarkerRows: return p->staging + l.markerRows;
-      case InputId::FirstRows: return p->staging + l.firstRows;
+      default: return p->staging + l.staged[stagedIndex(id)];
     }
-    return 0;
   };
   std::vector<cu::DevicePtr> values;
   std::vector<void*> params;
@@ -221,10 +215,13 @@ std::optional<Error> runCudaPlan(CudaModel& cm, CudaPlan& p, const Batch& b, Out
   uint8_t* h = p.hostStaging;
   auto at = [&](size_t offset) { return reinterpret_cast<int32_t*>(h + offset); };
   at(l.counts)[0] = int32_t(T), at(l.counts)[1] = int32_t(S), at(l.counts)[2] = int32_t(M);
+  at(l.counts)[3] = int32_t(S + M);  // kime-prune-rows' output rows
   if (T) std::memcpy(h + l.ids, b.ids.data, T * 4);
   if (S) std::memcpy(h + l.qtype, b.qtype.data, S);
   std::memcpy(h + l.cu, b.cu.data, (S + 1) * 4);
-  stageIndices(b, at(l.tokseq), at(l.tokpos), at(l.markerRows), at(l.firstRows));
+  int32_t* staged[kStagedInputs];
+  for (size_t s = 0; s < kStagedInputs; ++s) staged[s] = at(l.staged[s]);
+  stageIndices(b, staged);
   if (cu::Result r = d->ctxSetCurrent(cm.ctx)) return Error::device(d->failure("cuCtxSetCurrent", r));
   if (cu::Result r = d->graphLaunch(p.exec, p.stream)) return Error::device(d->failure("cuGraphLaunch", r));
   if (cu::Result r = d->streamSynchronize(p.stream)) return Error::device(d->failure("cuStreamSynchronize", r));

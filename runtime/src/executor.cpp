@@ -81,14 +81,40 @@ std::string Model::inspect() const {
 // Executor
 //===----------------------------------------------------------------------===//
 
-void stageIndices(const Batch& b, int32_t* tokseq, int32_t* tokpos, int32_t* markerRows, int32_t* firstRows) {
-  for (size_t i = 0; i < b.seqs(); ++i) {
+size_t stagedRows(size_t i, const Bucket& b) {
+  switch (InputId(i + size_t(InputId::TokSeq))) {
+    case InputId::TokSeq:
+    case InputId::TokPos: return b.tokens;
+    case InputId::MarkerRows:
+    case InputId::OutMarkerRows: return b.markers;
+    case InputId::FirstRows:
+    case InputId::OutFirstRows: return b.seqs;
+    default: return b.seqs + b.markers;  // the output rows
+  }
+}
+
+void stageIndices(const Batch& b, int32_t* const* arrays) {
+  auto a = [&](InputId id) { return arrays[stagedIndex(id)]; };
+  int32_t *tokseq = a(InputId::TokSeq), *tokpos = a(InputId::TokPos), *markerRows = a(InputId::MarkerRows),
+          *firstRows = a(InputId::FirstRows), *outRows = a(InputId::OutRows), *outSeq = a(InputId::OutSeq),
+          *outPos = a(InputId::OutPos), *outFirst = a(InputId::OutFirstRows), *outMarkers = a(InputId::OutMarkerRows);
+  const size_t S = b.seqs();
+  for (size_t i = 0; i < S; ++i) {
     for (uint32_t t = b.cu[i]; t < b.cu[i + 1]; ++t) {
       tokseq[t] = int32_t(i);
       tokpos[t] = int32_t(t - b.cu[i]);
     }
-    for (uint32_t j = b.mcu[i]; j < b.mcu[i + 1]; ++j) markerRows[j] = int32_t(b.cu[i] + b.markers[j]);
-    firstRows[i] = b.cu[i + 1] > b.cu[i] ? int32_t(b.cu[i]) : -1;
+    const bool empty = b.cu[i + 1] == b.cu[i];
+    firstRows[i] = outRows[i] = empty ? -1 : int32_t(b.cu[i]);
+    outSeq[i] = int32_t(i);
+    outPos[i] = 0;
+    outFirst[i] = empty ? -1 : int32_t(i);
+    for (uint32_t j = b.mcu[i]; j < b.mcu[i + 1]; ++j) {
+      markerRows[j] = outRows[S + j] = int32_t(b.cu[i] + b.markers[j]);
+      outSeq[S + j] = int32_t(i);
+      outPos[S + j] = int32_t(b.markers[j]);
+      outMarkers[j] = int32_t(S + j);
+    }
   }
 }
 
@@ -99,7 +125,8 @@ namespace {
 struct Prepared {
   const BucketInfo* info = nullptr;
   void* arena = nullptr;
-  std::vector<int32_t> tokseq, tokpos, markerRows, firstRows;
+  std::vector<int32_t> staged[kStagedInputs];  // by stagedIndex
+  int32_t* stagedAt[kStagedInputs] = {};
   std::vector<kime_kernel_buffer> buffers;
   std::vector<kime_kernel_dimension> dims;  // two per buffer
   std::vector<void*> argv;                  // per step, its buffers; steps back to back
@@ -138,10 +165,10 @@ struct ExecutorImpl {
     p->arena = std::aligned_alloc(64, size_t((std::max<int64_t>(b.arena, 64) + 63) / 64 * 64));
     if (!p->arena) return Error::device("cannot allocate an arena of " + std::to_string(b.arena) + " bytes");
     std::memset(p->arena, 0, size_t(b.arena));
-    p->tokseq.resize(std::max<size_t>(b.bucket.tokens, 1));
-    p->tokpos.resize(std::max<size_t>(b.bucket.tokens, 1));
-    p->markerRows.resize(std::max<size_t>(b.bucket.markers, 1));
-    p->firstRows.resize(std::max<size_t>(b.bucket.seqs, 1));
+    for (size_t s = 0; s < kStagedInputs; ++s) {
+      p->staged[s].resize(std::max<size_t>(stagedRows(s, b.bucket), 1));
+      p->stagedAt[s] = p->staged[s].data();
+    }
     size_t count = 0;
     for (const StepInfo& s : b.steps) count += s.args.size();
     p->buffers.resize(count);
@@ -191,13 +218,14 @@ struct ExecutorImpl {
   // then the kernels in order; the outputs copied out of the arena.
   std::optional<Error> runPlan(Prepared& p, const Batch& b, Outputs& out) {
     const int64_t T = int64_t(b.tokens()), S = int64_t(b.seqs()), M = int64_t(b.markerCount());
-    stageIndices(b, p.tokseq.data(), p.tokpos.data(), p.markerRows.data(), p.firstRows.data());
+    stageIndices(b, p.stagedAt);
     auto count = [&](RowSym r, int64_t fixed) {
       switch (r) {
         case RowSym::T: return T;
         case RowSym::S: return S;
         case RowSym::S1: return S + 1;
         case RowSym::M: return M;
+        case RowSym::R: return S + M;
         case RowSym::Static: return fixed;
       }
       return fixed;
@@ -217,10 +245,7 @@ struct ExecutorImpl {
         case InputId::Ids: buf.host = hostOf(b.ids.data); break;
         case InputId::Qtype: buf.host = hostOf(b.qtype.data); break;
         case InputId::Cu: buf.host = hostOf(b.cu.data); break;
-        case InputId::TokSeq: buf.host = reinterpret_cast<uint8_t*>(p.tokseq.data()); break;
-        case InputId::TokPos: buf.host = reinterpret_cast<uint8_t*>(p.tokpos.data()); break;
-        case InputId::MarkerRows: buf.host = reinterpret_cast<uint8_t*>(p.markerRows.data()); break;
-        case InputId::FirstRows: buf.host = reinterpret_cast<uint8_t*>(p.firstRows.data()); break;
+        default: buf.host = reinterpret_cast<uint8_t*>(p.stagedAt[stagedIndex(a.input)]); break;
       }
     }
     const std::vector<StepInfo>& steps = p.info->steps;
@@ -353,15 +378,26 @@ Caps Executor::caps() const {
 double Executor::flops(const Batch& batch) const {
   ModelImpl& m = impl_->m();
   const size_t t = batch.tokens(), seqs = batch.seqs(), k = batch.markerCount();
-  double pairs = 0;  // query-key pairs: the sum of squared sequence lengths
-  for (size_t s = 0; s < seqs; ++s) pairs += double(batch.cu[s + 1] - batch.cu[s]) * double(batch.cu[s + 1] - batch.cu[s]);
+  // Query-key pairs: each token's sequence length, summed (squared lengths); for kime-prune-rows'
+  // output rows, each first token's and each marker's.
+  double pairs = 0, outputPairs = 0;
+  for (size_t s = 0; s < seqs; ++s) {
+    const double len = double(batch.cu[s + 1] - batch.cu[s]);
+    pairs += len * len;
+    outputPairs += len * double(1 + batch.mcu[s + 1] - batch.mcu[s]);
+  }
   for (size_t b : impl_->stage->buckets) {
     const BucketInfo& bi = m.buckets[b];
     if (!bi.bucket.holds(t, seqs, k)) continue;
     double f = 0;
     for (const StepInfo& s : bi.steps) {
-      double rows = s.flopRows == RowSym::T ? double(t) : s.flopRows == RowSym::M ? double(k) : double(seqs);
-      f += s.flops * (m.kernelKinds[s.kernel] == "attention" ? pairs : rows);
+      const bool outputRows = s.flopRows == RowSym::R;
+      double rows = s.flopRows == RowSym::T   ? double(t)
+                    : s.flopRows == RowSym::M ? double(k)
+                    : outputRows              ? double(seqs + k)
+                                              : double(seqs);
+      if (m.kernelKinds[s.kernel] == "attention") rows = outputRows ? outputPairs : pairs;
+      f += s.flops * rows;
     }
     return f;
   }

@@ -13,10 +13,17 @@
 
 namespace kime {
 
-// The inputs a plan can read: the batch's own arrays, and what the runtime stages from them.
-enum class InputId { Ids, Qtype, Cu, TokSeq, TokPos, MarkerRows, FirstRows };
+// The inputs a plan can read: the batch's own arrays, and the int32 index arrays the runtime
+// stages from them (TokSeq onward). The Out* arrays serve kime-prune-rows' output rows R = S + M
+// (each sequence's first token, then each marked token).
+enum class InputId {
+  Ids, Qtype, Cu,
+  TokSeq, TokPos, MarkerRows, FirstRows, OutRows, OutSeq, OutPos, OutFirstRows, OutMarkerRows
+};
+constexpr size_t kStagedInputs = 9;
+inline size_t stagedIndex(InputId id) { return size_t(id) - size_t(InputId::TokSeq); }
 // The count a dimension takes at run time.
-enum class RowSym { Static, T, S, S1, M };
+enum class RowSym { Static, T, S, S1, M, R };
 
 struct ArgInfo {
   enum class Source { Arena, Weight, Input } source = Source::Arena;
@@ -108,9 +115,13 @@ struct ModelImpl {
 // Maps `path` and checks header, sections and checksums, then reads the manifest. Returns an
 // Unsupported error naming the file and the problem.
 std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m);
-// The per-token sequence indices and positions, each marker's row and each sequence's first row
-// (-1 when it is empty), staged from a checked batch for the kernels.
-void stageIndices(const Batch& b, int32_t* tokseq, int32_t* tokpos, int32_t* markerRows, int32_t* firstRows);
+// The rows of staged array `i` (stagedIndex) in a bucket: its bound.
+size_t stagedRows(size_t i, const Bucket& b);
+// Fills the staged arrays from a checked batch (arrays[i]: staged array i, stagedRows long): per
+// token its sequence and position; each marker's token and each sequence's first token (-1 when
+// empty); per output row its token (-1 for an empty sequence's), sequence and position; and where
+// the heads find their rows among the output rows.
+void stageIndices(const Batch& b, int32_t* const* arrays);
 // Picks and loads the best CPU code section for this machine.
 std::optional<Error> loadCpuCode(ModelImpl& m);
 // The CPU target names this machine can run, best first.

@@ -23,6 +23,7 @@ static cl::list<std::string> cudaMath("cuda-math", cl::desc("PTX for these linea
 static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90; \"none\" for no CUDA code)"),
                                        cl::CommaSeparated, cl::value_desc("sm_NN"));
 static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
+static cl::opt<bool> noPruneRows("no-prune-rows", cl::desc("compute the last layer for every token, not only for the rows the heads read (kime-prune-rows off)"));
 static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
 
 int main(int argc, char** argv) {
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
   o.emit = emit;
   o.verify = verify;
+  o.pruneRows = !noPruneRows;
   o.jobs = jobs;
   try {
     if (!o.emit.empty() && !o.output.empty()) {

@@ -207,13 +207,14 @@ HalideKernel linear(const KernelSpec& s, int vector) {
 }
 
 HalideKernel attention(const KernelSpec& s, int vector) {
-  ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"),
-      tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"), cu(UInt(32), 1, "cu");
+  // qseq: the sequence of each query row (the tokens', or the output rows')
+  ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"), qseq(Int(32), 1, "qseq"),
+      cu(UInt(32), 1, "cu");
   const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads);
   Var c("c"), t("t"), h("h"), d("d"), jv("jv");
-  // The query's sequence: it starts `tokpos` tokens before the query and has `len` tokens.
-  Expr seq = clamp(tokseq(t), 0, cu.dim(0).extent() - 2);
-  Expr start = t - tokpos(t);
+  // The query's sequence: its tokens are [start, start + len).
+  Expr seq = clamp(qseq(t), 0, cu.dim(0).extent() - 2);
+  Expr start = cast<int>(cu(seq));
   Expr len = cast<int>(cu(seq + 1)) - cast<int>(cu(seq));
   RDom j(0, int(s.maxLen));
   j.where(j < len);
@@ -252,7 +253,8 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   num(d, h, t) = 0.0f;
   num(d, h, t) += p(j % W, j / W, h, t) * v(kh * hd + d, clamp(start + j, 0, v.dim(1).extent() - 1));
   Func out("attention");
-  out(c, t) = num(c % hd, c / hd, t) / den(c / hd, t);
+  // An empty sequence's output row (kime-prune-rows) has no keys: zeros, not 0/0.
+  out(c, t) = select(den(c / hd, t) > 0.0f, num(c % hd, c / hd, t) / den(c / hd, t), 0.0f);
 
   const int lanes = lanesFor(hd, vector);
   out.bound(c, 0, int(s.in));
@@ -277,7 +279,18 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   p.update().vectorize(li, W);
   num.vectorize(d, lanes);
   num.update().vectorize(d, lanes);
-  return {Pipeline(out), {q, k, v, tokseq, tokpos, cu}};
+  return {Pipeline(out), {q, k, v, qseq, cu}};
+}
+
+// The output rows of kime-prune-rows: row r is x's row rows[r], or zeros where that is -1 (an
+// empty sequence's first row).
+HalideKernel selectRows(const KernelSpec& s, int vector) {
+  ImageParam x(Float(32), 2, "x"), rows(Int(32), 1, "rows");
+  Var c("c"), r("r");
+  Func out("select");
+  out(c, r) = select(rows(r) >= 0, x(c, clamp(rows(r), 0, x.dim(1).extent() - 1)), 0.0f);
+  out.bound(c, 0, int(s.out)).vectorize(c, lanesFor(s.out, vector));
+  return {Pipeline(out), {x, rows}};
 }
 
 HalideKernel head(const KernelSpec& s, int vector) {
@@ -317,6 +330,7 @@ HalideKernel buildKernel(const KernelSpec& s, int vector) {
   if (s.kind == "linear") return linear(s, vector);
   if (s.kind == "attention") return attention(s, vector);
   if (s.kind == "head") return head(s, vector);
+  if (s.kind == "select") return selectRows(s, vector);
   throw CompileError("internal: no CPU kernel for class \"" + s.kind + "\"");
 }
 

@@ -83,7 +83,8 @@ static ParseResult parseDim(AsmParser& p, shapes::Dim& d) {
   if (sym == "T") d = shapes::Dim::symbol(shapes::Sym::T);
   else if (sym == "S") d = shapes::Dim::symbol(shapes::Sym::S);
   else if (sym == "M") d = shapes::Dim::symbol(shapes::Sym::M);
-  else return p.emitError(loc, "expected a size or one of T, S, M, not '") << sym << "'";
+  else if (sym == "R") d = shapes::Dim::symbol(shapes::Sym::R);
+  else return p.emitError(loc, "expected a size or one of T, S, M, R, not '") << sym << "'";
   if (succeeded(p.parseOptionalPlus()) && p.parseInteger(d.value)) return failure();
   if (succeeded(p.parseOptionalColon()) && p.parseInteger(d.bound)) return failure();
   return success();
@@ -171,9 +172,11 @@ LogicalResult RopeOp::verify() {
                                         getTheta().convertToDouble()));
 }
 LogicalResult AttentionOp::verify() {
+  std::optional<shapes::Shape> qseq;
+  if (getQseq()) qseq = shapeOf(getQseq());
   return check(*this, shapes::inferAttention(shapeOf(getQ()), shapeOf(getK()), shapeOf(getV()),
                                              shapeOf(getCu()), getHeads(), getKvHeads(),
-                                             getScale().convertToDouble()));
+                                             getScale().convertToDouble(), qseq ? &*qseq : nullptr));
 }
 LogicalResult GatherMarkersOp::verify() {
   return check(*this, shapes::inferGatherMarkers(shapeOf(getX()), shapeOf(getCu()),
@@ -183,6 +186,11 @@ LogicalResult FirstRowsOp::verify() {
   return check(*this, shapes::inferFirstRows(shapeOf(getX()), shapeOf(getCu())));
 }
 LogicalResult SqueezeOp::verify() { return check(*this, shapes::inferSqueeze(shapeOf(getX()))); }
+LogicalResult SequenceIdsOp::verify() { return check(*this, shapes::inferSequenceIds(shapeOf(getCu()))); }
+LogicalResult OutputRowsOp::verify() {
+  return check(*this, shapes::inferOutputRows(shapeOf(getX()), shapeOf(getCu()), shapeOf(getMarkers()),
+                                              shapeOf(getMcu())));
+}
 
 #define GET_OP_CLASSES
 #include "kime/IR/KimeOps.cpp.inc"
@@ -198,7 +206,7 @@ Value KernelOp::arg(StringRef role) {
 }
 
 LogicalResult KernelOp::verify() {
-  static const char* kinds[] = {"embed", "linear", "attention", "head"};
+  static const char* kinds[] = {"embed", "linear", "attention", "head", "select"};
   if (llvm::find(kinds, getKind()) == std::end(kinds))
     return emitOpError("unknown kernel class \"") << getKind() << "\"";
   if (getRoles().size() != getArgs().size())

@@ -205,6 +205,8 @@ def Kime_AttentionOp : Kime_Op<"attention"> {
   let summary = "Bidirectional attention inside each sequence, with grouped kv heads.";
   let description = [{
     A token attends to every token of its own sequence and no other; query head `h` reads kv head `h / (heads / kv_heads)`; scores are scaled by `scale`.
+    Without `qseq` the query rows are the tokens; with it (kime-prune-rows' output rows) query
+    row `i` attends to the tokens of sequence `qseq[i]`.
 
     ```mlir
     %r = kime.attention "layers.0.attn"(%q, %k, %v, %cu) {heads = 4 : i64, kv_heads = 2 : i64, scale = 1.250000e-01 : f64} : (!kime.tensor<[T, 256], f32>, !kime.tensor<[T, 128], f32>, !kime.tensor<[T, 128], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[T, 256], f32>
@@ -217,7 +219,8 @@ def Kime_AttentionOp : Kime_Op<"attention"> {
                        Kime_Tensor:$cu,
                        I64Attr:$heads,
                        I64Attr:$kv_heads,
-                       F64Attr:$scale);
+                       F64Attr:$scale,
+                       Optional<Kime_Tensor>:$qseq);
   let results = (outs Kime_Tensor:$result);
   let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
@@ -225,7 +228,8 @@ def Kime_AttentionOp : Kime_Op<"attention"> {
 def Kime_GatherMarkersOp : Kime_Op<"gather_markers"> {
   let summary = "The rows of the marked tokens, markers counted within their sequence.";
   let description = [{
-    Marker `j` of sequence `s` gives row `cu[s] + markers[j]` of `x`.
+    Marker `j` of sequence `s` gives row `cu[s] + markers[j]` of `x`; when `x` has the output
+    rows `R` (see `output_rows`), row `S + j`.
 
     ```mlir
     %r = kime.gather_markers "head.marker.rows"(%f, %cu, %m, %mcu) : (!kime.tensor<[T, 256], f32>, !kime.tensor<[S+1], ui32>, !kime.tensor<[M], ui32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[M, 256], f32>
@@ -243,7 +247,8 @@ def Kime_GatherMarkersOp : Kime_Op<"gather_markers"> {
 def Kime_FirstRowsOp : Kime_Op<"first_rows"> {
   let summary = "The first row of each sequence (zeros for an empty one).";
   let description = [{
-    Row `s` is `x[cu[s]]`, or zeros when sequence `s` is empty.
+    Row `s` is `x[cu[s]]`, or zeros when sequence `s` is empty; when `x` has the output rows `R`
+    (see `output_rows`), row `s` (zeros when empty).
 
     ```mlir
     %r = kime.first_rows "head.act.rows"(%f, %cu) : (!kime.tensor<[T, 256], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[S, 256], f32>
@@ -273,13 +278,53 @@ def Kime_SqueezeOp : Kime_Op<"squeeze"> {
 
 
 //===----------------------------------------------------------------------===//
+// Made by kime-prune-rows: the last layer computed only for the rows the heads read
+//===----------------------------------------------------------------------===//
+
+def Kime_SequenceIdsOp : Kime_Op<"sequence_ids"> {
+  let summary = "The sequence of each token.";
+  let description = [{
+    `result[t] = s` for the sequence `s` that holds token `t`.
+
+    ```mlir
+    %r = kime.sequence_ids "layers.3.attn.qseq.tokens"(%cu) : (!kime.tensor<[S+1], ui32>) -> !kime.tensor<[T], ui32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$node,
+                       Kime_Tensor:$cu);
+  let results = (outs Kime_Tensor:$result);
+  let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def Kime_OutputRowsOp : Kime_Op<"output_rows"> {
+  let summary = "The rows the heads read: each sequence's first token, then each marked token.";
+  let description = [{
+    `R = S + M` rows: row `s` is `x[cu[s]]` (zeros for an empty sequence), row `S + j` is
+    `x[cu[s] + markers[j]]` for marker `j` of sequence `s`. `x` is `[T, D]` f32 or `[T]` u32.
+    `first_rows` then reads rows `[0, S)` and `gather_markers` rows `[S, S + M)`.
+
+    ```mlir
+    %r = kime.output_rows "layers.3.x.out"(%x, %cu, %m, %mcu) : (!kime.tensor<[T, 256], f32>, !kime.tensor<[S+1], ui32>, !kime.tensor<[M], ui32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[R, 256], f32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$node,
+                       Kime_Tensor:$x,
+                       Kime_Tensor:$cu,
+                       Kime_Tensor:$markers,
+                       Kime_Tensor:$mcu);
+  let results = (outs Kime_Tensor:$result);
+  let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
 // After kime-fuse: kernels
 //===----------------------------------------------------------------------===//
 
 def Kime_KernelOp : Kime_Op<"kernel"> {
   let summary = "A fused kernel of one class: what codegen compiles and the plan calls.";
   let description = [{
-    `kind` is the kernel class (`embed`, `linear`, `attention`, `head`); `roles` names what each
+    `kind` is the kernel class (`embed`, `linear`, `attention`, `head`, `select`: the output
+    rows of kime-prune-rows); `roles` names what each
     operand is to the class (`x`, `norm.weight`, `weight`, `bias`, `residual`, `pos`, ...);
     `config` holds the class's static choices (norm, epsilon, activation, RoPE, heads). After
     kime-plan-memory, `offset` is the result's byte offset in the bucket's arena.

@@ -12,6 +12,7 @@ std::string str(const Dim& d) {
     case Sym::T: s = "T"; break;
     case Sym::S: s = "S"; break;
     case Sym::M: s = "M"; break;
+    case Sym::R: s = "R"; break;
   }
   if (d.value > 0) s += "+" + std::to_string(d.value);
   if (d.bound > 0) s += ":" + std::to_string(d.bound);  // "T:128": T, at most 128
@@ -120,6 +121,12 @@ std::string rowsAre(const char* what, const Shape& s, Sym sym) {
   if (s.dims[0].sym == sym && s.dims[0].value == 0) return "";
   return std::string(what) + " must have " + str(Dim::symbol(sym)) + " rows, not " +
          str(s.dims[0]);
+}
+
+// Token rows, or the output rows kime-prune-rows computes instead (the heads read either).
+std::string tokenOrOutputRows(const char* what, const Shape& s) {
+  if (s.dims[0].sym == Sym::R && s.dims[0].value == 0) return "";
+  return rowsAre(what, s, Sym::T);
 }
 
 // The result's row dimension keeps the bound of the operand it comes from.
@@ -234,11 +241,14 @@ Inferred inferRope(const Shape& x, const Shape& pos, int64_t heads, double theta
 }
 
 Inferred inferAttention(const Shape& q, const Shape& k, const Shape& v, const Shape& cu,
-                        int64_t heads, int64_t kvHeads, double scale) {
+                        int64_t heads, int64_t kvHeads, double scale, const Shape* qseq) {
   KIME_TRY(isRows("q", q));
   KIME_TRY(isRows("k", k));
   KIME_TRY(isRows("v", v));
-  KIME_TRY(rowsAre("q", q, Sym::T));
+  if (!qseq) KIME_TRY(rowsAre("q", q, Sym::T));
+  else if (qseq->rank() != 1 || qseq->dtype != DType::U32 || qseq->dims[0] != q.dims[0])
+    return Inferred::fail("qseq must be [" + str(q.dims[0]) + "] u32 like the rows of q, not " +
+                          str(qseq->dims) + " " + str(qseq->dtype));
   KIME_TRY(rowsAre("k", k, Sym::T));
   KIME_TRY(rowsAre("v", v, Sym::T));
   KIME_TRY(isCu("cu", cu));
@@ -258,7 +268,7 @@ Inferred inferAttention(const Shape& q, const Shape& k, const Shape& v, const Sh
 Inferred inferGatherMarkers(const Shape& x, const Shape& cu, const Shape& markers,
                             const Shape& mcu) {
   KIME_TRY(isRows("x", x));
-  KIME_TRY(rowsAre("x", x, Sym::T));
+  KIME_TRY(tokenOrOutputRows("x", x));
   KIME_TRY(isCu("cu", cu));
   Shape m = markersShape();
   if (markers.rank() != 1 || markers.dtype != DType::U32 || markers.dims[0].sym != Sym::M)
@@ -270,7 +280,7 @@ Inferred inferGatherMarkers(const Shape& x, const Shape& cu, const Shape& marker
 
 Inferred inferFirstRows(const Shape& x, const Shape& cu) {
   KIME_TRY(isRows("x", x));
-  KIME_TRY(rowsAre("x", x, Sym::T));
+  KIME_TRY(tokenOrOutputRows("x", x));
   KIME_TRY(isCu("cu", cu));
   return {f32({Dim::symbol(Sym::S), x.dims[1]}), ""};
 }
@@ -280,6 +290,24 @@ Inferred inferSqueeze(const Shape& x) {
   if (x.rank() != 2 || x.dims[1] != Dim::fixed(1))
     return Inferred::fail("x must be [N, 1], not " + str(x.dims));
   return {{{x.dims[0]}, DType::F32}, ""};
+}
+
+Inferred inferSequenceIds(const Shape& cu) {
+  KIME_TRY(isCu("cu", cu));
+  return {{{Dim::symbol(Sym::T)}, DType::U32}, ""};
+}
+
+Inferred inferOutputRows(const Shape& x, const Shape& cu, const Shape& markers, const Shape& mcu) {
+  const bool vector = x.rank() == 1 && x.dtype == DType::U32;
+  if (!vector) KIME_TRY(isRows("x", x));
+  KIME_TRY(rowsAre("x", x, Sym::T));
+  KIME_TRY(isCu("cu", cu));
+  if (markers.rank() != 1 || markers.dtype != DType::U32 || markers.dims[0].sym != Sym::M)
+    return Inferred::fail("markers must be [M] u32, not " + str(markers.dims) + " " + str(markers.dtype));
+  KIME_TRY(isCu("mcu", mcu));
+  Shape r = x;
+  r.dims[0] = Dim::symbol(Sym::R);
+  return {r, ""};
 }
 
 }  // namespace kime::shapes

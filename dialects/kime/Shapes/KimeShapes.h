@@ -13,8 +13,9 @@
 
 namespace kime::shapes {
 
-// The symbolic sizes of a Graph: tokens, sequences, markers.
-enum class Sym : uint8_t { None, T, S, M };
+// The symbolic sizes of a Graph: tokens, sequences, markers; and, made by kime-prune-rows, the
+// output rows R = S + M: each sequence's first token, then each marked token (what the heads read).
+enum class Sym : uint8_t { None, T, S, M, R };
 
 // One dimension: a static size (`sym == None`), or a symbol plus a constant offset (`S+1`).
 // `bound` is 0 while the symbol is free, and the bucket's upper bound once specialized.
@@ -80,12 +81,16 @@ Inferred inferRmsNorm(const Shape& x, const Shape& weight, double eps);
 Inferred inferLayerNorm(const Shape& x, const Shape& weight, const Shape& bias, double eps);
 Inferred inferLinear(const Shape& x, const Shape& weight, const Shape* bias);
 Inferred inferRope(const Shape& x, const Shape& pos, int64_t heads, double theta);
+// Queries are tokens (q has T rows), or, with `qseq` (the sequence of each query row), any rows.
 Inferred inferAttention(const Shape& q, const Shape& k, const Shape& v, const Shape& cu,
-                        int64_t heads, int64_t kvHeads, double scale);
+                        int64_t heads, int64_t kvHeads, double scale, const Shape* qseq = nullptr);
 Inferred inferGatherMarkers(const Shape& x, const Shape& cu, const Shape& markers,
                             const Shape& mcu);
 Inferred inferFirstRows(const Shape& x, const Shape& cu);
 Inferred inferSqueeze(const Shape& x);
+// Introduced by kime-prune-rows (not ops of the Graph format).
+Inferred inferSequenceIds(const Shape& cu);
+Inferred inferOutputRows(const Shape& x, const Shape& cu, const Shape& markers, const Shape& mcu);
 
 }  // namespace kime::shapes
 

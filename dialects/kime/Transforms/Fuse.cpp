@@ -157,7 +157,10 @@ void absorbEpilogue(KernelBuilder& k, Builder& b) {
   std::string act = "none";
   auto rope = dyn_cast_or_null<RopeOp>(singleUser(k.result));
   // Positions within the sequence come from cu; the runtime stages them once per batch.
-  auto positions = rope ? definedBy<PositionsOp>(rope.getPos()) : PositionsOp();
+  // (Of the output rows, after kime-prune-rows: the positions picked by output_rows.)
+  Value pos = rope ? rope.getPos() : Value();
+  if (auto picked = definedBy<OutputRowsOp>(pos)) pos = picked.getX();
+  auto positions = definedBy<PositionsOp>(pos);
   if (rope && positions) {
     k.config.push_back(b.getNamedAttr("rope_heads", rope.getHeadsAttr()));
     k.config.push_back(b.getNamedAttr("rope_theta", rope.getThetaAttr()));
@@ -228,11 +231,33 @@ void fuseAttention(func::FuncOp fn, Builder& b) {
     k.add("k", a.getK());
     k.add("v", a.getV());
     k.add("cu", a.getCu());
+    // The sequence of each query row (output rows after kime-prune-rows) is staged by the
+    // runtime from cu, markers and mcu, like the tokens' sequences.
+    auto qseq = definedBy<OutputRowsOp>(a.getQseq());
+    if (a.getQseq() && !(qseq && definedBy<SequenceIdsOp>(qseq.getX()))) continue;
     k.config = {b.getNamedAttr("heads", a.getHeadsAttr()),
                 b.getNamedAttr("kv_heads", a.getKvHeadsAttr()),
                 b.getNamedAttr("scale", a.getScaleAttr())};
     k.absorbed = {a};
     k.result = a.getResult();
+    emit(k, b);
+  }
+}
+
+// The output rows of a token matrix (kime-prune-rows): a copy of the rows the heads read.
+void fuseOutputRows(func::FuncOp fn) {
+  SmallVector<OutputRowsOp> picks;
+  fn.walk([&](OutputRowsOp p) { picks.push_back(p); });
+  for (OutputRowsOp p : picks) {
+    if (cast<KimeTensorType>(p.getX().getType()).getDims().size() != 2) continue;  // positions, sequences
+    KernelBuilder k{"select", p.getNode().str()};
+    k.add("x", p.getX());
+    k.add("cu", p.getCu());
+    k.add("markers", p.getMarkers());
+    k.add("mcu", p.getMcu());
+    k.absorbed = {p};
+    k.result = p.getResult();
+    Builder b(fn.getContext());
     emit(k, b);
   }
 }
@@ -247,10 +272,15 @@ struct FusePass : impl::FuseBase<FusePass> {
     fuseSwiGlu(fn, b);
     fuseLinears(fn, b);
     fuseAttention(fn, b);
-    // Positions feed RoPE and learned tables; once those are fused nothing reads them.
-    fn.walk([](PositionsOp p) {
-      if (p->use_empty()) p->erase();
+    fuseOutputRows(fn);
+    // Positions and sequences feed RoPE, learned tables and attention, which the runtime stages
+    // them for; once those are fused nothing reads them. Consumers first.
+    SmallVector<Operation*> staged;
+    fn.walk([&](Operation* op) {
+      if (isa<PositionsOp, SequenceIdsOp, OutputRowsOp>(op)) staged.push_back(op);
     });
+    for (Operation* op : llvm::reverse(staged))
+      if (op->use_empty()) op->erase();
   }
 };
 

@@ -14,8 +14,9 @@ namespace mlir::kime {
 #define GEN_PASS_REGISTRATION
 #include "kime/Transforms/Passes.h.inc"
 
-// specialize-bucket, fuse, plan-memory, verify-backend-contract, in that order.
-void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers);
+// specialize-bucket, prune-rows (unless told not to), fuse, plan-memory, verify-backend-contract,
+// in that order.
+void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, bool pruneRows = true);
 
 // The attribute names the passes leave on the function.
 inline constexpr const char* kBucketAttr = "kime.bucket";

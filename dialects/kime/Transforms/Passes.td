@@ -21,6 +21,22 @@ def SpecializeBucket : Pass<"kime-specialize-bucket", "::mlir::func::FuncOp"> {
   ];
 }
 
+def PruneRows : Pass<"kime-prune-rows", "::mlir::func::FuncOp"> {
+  let summary = "Computes what only the heads read for the rows they read";
+  let description = [{
+    The heads read each sequence's first token and each marked token: the output rows,
+    `R = S + M`. Every op whose result reaches nothing but the heads, row for row (norms,
+    linears, elementwise ops, RoPE, and an attention through its queries), is retyped to `R`
+    rows; what such an op reads from outside is picked by `kime.output_rows` (a norm outside is
+    cloned onto the picked rows instead). An attention keeps every key and value of the sequence
+    and gets `qseq`, the sequence of each query row. In the encoder this is the whole last layer
+    after its keys and values. Skipped when the bucket allows as many output rows as tokens.
+
+    Before: `kime.linear ... -> !kime.tensor<[T:128, 256], f32>` feeding only the heads.
+    After: `kime.linear ... -> !kime.tensor<[R:40, 256], f32>` (seqs 8 + markers 32).
+  }];
+}
+
 def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
   let summary = "Groups Graph ops into kernels of the classes codegen knows";
   let description = [{

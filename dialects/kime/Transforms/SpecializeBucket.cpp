@@ -20,7 +20,10 @@ struct SpecializeBucketPass : impl::SpecializeBucketBase<SpecializeBucketPass> {
     shapes::Shape s = kt.toShape();
     for (shapes::Dim& d : s.dims) {
       if (d.isStatic()) continue;
-      int64_t base = d.sym == shapes::Sym::T ? tokens : d.sym == shapes::Sym::S ? seqs : markers;
+      int64_t base = d.sym == shapes::Sym::T   ? tokens
+                     : d.sym == shapes::Sym::S ? seqs
+                     : d.sym == shapes::Sym::M ? markers
+                                               : seqs + markers;
       d.bound = base + d.value;
     }
     return KimeTensorType::fromShape(t.getContext(), s);
@@ -51,9 +54,10 @@ struct SpecializeBucketPass : impl::SpecializeBucketBase<SpecializeBucketPass> {
 
 }  // namespace
 
-void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers) {
+void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, bool pruneRows) {
   OpPassManager& f = pm.nest<func::FuncOp>();
   f.addPass(createSpecializeBucket(SpecializeBucketOptions{tokens, seqs, markers}));
+  if (pruneRows) f.addPass(createPruneRows());
   f.addPass(createFuse());
   f.addPass(createPlanMemory());
   f.addPass(createVerifyBackendContract());

@@ -16,6 +16,7 @@ LogicalResult checkRoles(KernelOp k) {
       {"linear", {"x", "weight"}},
       {"attention", {"q", "k", "v", "cu"}},
       {"head", {"x", "cu", "weight"}},
+      {"select", {"x", "cu", "markers", "mcu"}},
   };
   for (const char* role : required.at(k.getKind().str()))
     if (!k.arg(role)) return k.emitOpError("lacks its \"") << role << "\" operand";
@@ -36,7 +37,7 @@ struct VerifyBackendContractPass : impl::VerifyBackendContractBase<VerifyBackend
         auto node = op->getAttrOfType<StringAttr>("node");
         op->emitError("backend contract: ")
             << op->getName() << (node ? " \"" + node.str() + "\"" : std::string())
-            << " is not part of any kernel class (embed, linear, attention, head)";
+            << " is not part of any kernel class (embed, linear, attention, head, select)";
         return WalkResult::interrupt();
       }
       if (!k.getOffset()) {

@@ -302,7 +302,7 @@ func.func @bad_type(%x: !kime.tensor<[S+-1], ui32>) {
 
 // -----
 
-// expected-error @+1 {{expected a size or one of T, S, M, not 'X'}}
+// expected-error @+1 {{expected a size or one of T, S, M, R, not 'X'}}
 func.func @bad_type(%x: !kime.tensor<[X, 8], f32>) {
   return
 }
