@@ -293,6 +293,94 @@ HalideKernel selectRows(const KernelSpec& s, int vector) {
   return {Pipeline(out), {x, rows}};
 }
 
+// Attention over the tokens, a tile of Q queries (one vector: 16 on AVX-512) per task and head:
+// the tile's keys are those of the sequences its queries are in (one sequence but at a boundary),
+// each masked to its own query's. Scores are vectors over the tile's queries, so q.k is vertical
+// FMAs (the tile's queries transposed once, a key's element broadcast) and p.v too (a value
+// broadcast per head element), never a sum across lanes. Two passes over the keys in blocks of
+// KB: the first keeps each query's running max and the sum of exponentials (rescaled when the max
+// grows), the second the weighted values; each computes its block's scores (cheaper than a
+// [queries, keys] buffer, which for a bucket's longest sequence would not fit on the stack).
+HalideKernel attentionTiles(const KernelSpec& s, int vector) {
+  ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"), qseq(Int(32), 1, "qseq"),
+      cu(UInt(32), 1, "cu");
+  const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads), Q = vector, KB = 8;
+  Var c("c"), t("t"), qi("qi"), j("j"), d("d"), h("h"), tile("tile");
+  Expr T = q.dim(1).extent();
+  auto seqOf = [&](Expr row) { return clamp(qseq(clamp(row, 0, T - 1)), 0, cu.dim(0).extent() - 2); };
+  // The tile's keys [kstart, kstart + klen); a query's own are [lo, hi) of them. Rows past T
+  // repeat the last query.
+  Expr tq = min(tile * Q + qi, T - 1);
+  Expr kstart = cast<int>(cu(seqOf(tile * Q)));
+  Expr klen = cast<int>(cu(seqOf(tile * Q + Q - 1) + 1)) - kstart;
+  Func lo("lo"), hi("hi");
+  lo(qi, tile) = cast<int>(cu(seqOf(tq))) - kstart;
+  hi(qi, tile) = cast<int>(cu(seqOf(tq) + 1)) - kstart;
+  Expr kh = h / group;
+  Func qT("qT");
+  qT(qi, d, h, tile) = q(h * hd + d, tq) * float(s.scale);
+  RDom e(0, hd, "e");
+  auto keyRow = [&](Expr jj, const ImageParam& m) { return clamp(kstart + jj, 0, m.dim(1).extent() - 1); };
+  auto scores = [&](const char* name) {
+    Func f(name);
+    f(qi, j, h, tile) = 0.0f;
+    f(qi, j, h, tile) += qT(qi, e, h, tile) * k(kh * hd + e, keyRow(j, k));
+    return f;
+  };
+  Func sc1 = scores("scores_max"), sc2 = scores("scores");
+  // Blocks of keys; a block's KB keys are written out in each update, so that the loop over
+  // blocks is the RDom's only one.
+  RDom rb(0, int((s.maxLen + KB - 1) / KB), "rb");
+  rb.where(rb * KB < klen);
+  auto own = [&](Expr key) { return key >= lo(qi, tile) && key < hi(qi, tile); };
+  // A finite stand-in for -inf: exp(none - none) is 1, not NaN, while a query has no key yet.
+  const float none = -1e30f;
+  Func ml("max_sum");
+  ml(qi, h, tile) = Tuple(none, 0.0f);
+  Expr mOld = ml(qi, h, tile)[0], bmax = none;
+  std::vector<Expr> s1;
+  for (int x = 0; x < KB; ++x) {
+    Expr key = rb * KB + x;
+    s1.push_back(select(own(key), sc1(qi, key, h, tile), none));
+    bmax = max(bmax, s1.back());
+  }
+  Expr mNew = max(mOld, bmax), sum = ml(qi, h, tile)[1] * exp(mOld - mNew);
+  for (int x = 0; x < KB; ++x) sum += select(own(rb * KB + x), exp(s1[size_t(x)] - mNew), 0.0f);
+  ml(qi, h, tile) = Tuple(mNew, sum);
+  Func p("p"), num("num");
+  p(qi, j, h, tile) = select(own(j), exp(sc2(qi, j, h, tile) - ml(qi, h, tile)[0]), 0.0f);
+  num(qi, d, h, tile) = 0.0f;
+  Expr acc = num(qi, d, h, tile);
+  for (int x = 0; x < KB; ++x) {
+    Expr key = rb * KB + x;
+    acc += p(qi, key, h, tile) * v(kh * hd + d, keyRow(key, v));
+  }
+  num(qi, d, h, tile) = acc;
+  Func out("attention");
+  out(c, t) = num(t % Q, c % hd, c / hd, t / Q) / ml(t % Q, c / hd, t / Q)[1];
+
+  out.bound(c, 0, int(s.in));
+  Var to("to"), ti("ti"), ho("ho"), di("di"), task("task");
+  out.split(t, to, ti, Q, TailStrategy::GuardWithIf)
+      .split(c, ho, di, hd)
+      .reorder(di, ti, ho, to)
+      .fuse(ho, to, task)
+      .parallel(task)
+      .vectorize(di, lanesFor(hd, vector));
+  for (Func* f : {&lo, &hi, &qT, &ml, &num}) f->compute_at(out, task).store_in(MemoryType::Stack).vectorize(qi);
+  ml.update().reorder(qi, rb).vectorize(qi);
+  // Blocks outermost, each head element's sum in a register across the block's keys. (Halide
+  // trims the loop over blocks to the tile's keys only in the RDom's default order, as in the
+  // first pass; here the blocks past them are each one test.)
+  num.update().reorder(qi, d, rb).vectorize(qi);
+  sc1.compute_at(ml, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);
+  sc1.update().reorder(qi, j, e).vectorize(qi).unroll(j);
+  p.compute_at(num, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);
+  sc2.compute_at(num, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);
+  sc2.update().reorder(qi, j, e).vectorize(qi).unroll(j);
+  return {Pipeline(out), {q, k, v, qseq, cu}};
+}
+
 HalideKernel head(const KernelSpec& s, int vector) {
   ImageParam x(Float(32), 2, "x"), ng(Float(32), 1, "norm_weight"), nb(Float(32), 1, "norm_bias"),
       rows(Int(32), 1, "rows"), w(Float(32), 2, "weight"), bias(Float(32), 1, "bias");
@@ -328,7 +416,9 @@ HalideKernel head(const KernelSpec& s, int vector) {
 HalideKernel buildKernel(const KernelSpec& s, int vector) {
   if (s.kind == "embed") return embed(s, vector);
   if (s.kind == "linear") return linear(s, vector);
-  if (s.kind == "attention") return attention(s, vector);
+  // Tiles of queries need a vector of them; the output rows (few, each of its own sequence)
+  // keep one query per task.
+  if (s.kind == "attention") return s.outputRows || vector < 4 ? attention(s, vector) : attentionTiles(s, vector);
   if (s.kind == "head") return head(s, vector);
   if (s.kind == "select") return selectRows(s, vector);
   throw CompileError("internal: no CPU kernel for class \"" + s.kind + "\"");
