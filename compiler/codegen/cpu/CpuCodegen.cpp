@@ -70,18 +70,20 @@ std::string compileSharedObject(const std::vector<KernelSpec>& specs,
   std::atomic<size_t> next{0};
   std::mutex errorMutex;
   std::string error;
-  // The pipelines are built here, in order, and only compiled in parallel: Halide names Funcs
-  // with a global counter, so building them on several threads would name them (and the
-  // symbols of their parallel loops) differently from one compile to the next.
-  std::vector<HalideKernel> built;
-  for (const KernelSpec& s : specs) built.push_back(buildKernel(s, lanesOf(target)));
+  // The pipelines are built and lowered here, in order, and only turned into machine code in
+  // parallel: Halide names Funcs, loops and the functions of parallel loops from global
+  // counters, so building or lowering on several threads would name them (and so the symbols of
+  // the object) differently from one compile to the next.
+  std::vector<Halide::Module> lowered;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    HalideKernel k = buildKernel(specs[i], lanesOf(target));
+    lowered.push_back(k.pipeline.compile_to_module(k.args, names[i], kernelTarget(target)));
+  }
   auto worker = [&] {
     for (size_t i = next++; i < specs.size(); i = next++) {
       try {
-        HalideKernel& k = built[i];  // this thread's alone
         objects[i] = (dir.path() / (names[i] + ".o")).string();
-        k.pipeline.compile_to({{Halide::OutputFileType::object, objects[i]}}, k.args, names[i],
-                              kernelTarget(target));
+        lowered[i].compile({{Halide::OutputFileType::object, objects[i]}});  // this thread's alone
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(errorMutex);
         if (error.empty()) error = "kernel " + names[i] + " for " + target + ": " + e.what();
