@@ -11,8 +11,9 @@ namespace kime {
 
 // The static choices of one kernel. Two kernels with the same key are the same code.
 struct KernelSpec {
-  std::string kind;  // embed | linear | attention | head | select
-  // linear, head: the input rows' norm
+  std::string kind;  // embed | norm | linear | attention | head | select
+  // norm, linear, head: the input rows' norm (a linear's is none since kime-fuse makes norms
+  // in front of linears kernels of their own)
   std::string norm = "none";  // none | rms | layer
   double eps = 0;
   // linear
@@ -30,12 +31,12 @@ struct KernelSpec {
   int64_t heads = 0, kvHeads = 0;
   double scale = 0;
   int64_t maxLen = 0;  // the bucket's token bound: the longest possible sequence
-  // head: the rows it reads; linear, attention: whether its rows are kime-prune-rows' output
+  // head: the rows it reads; norm, linear, attention: whether its rows are kime-prune-rows' output
   // rows (R = S + M) rather than the tokens
   std::string rows;  // markers | first
   bool outputRows = false;
   // widths: embed (out = D); linear (in = K, out = O); attention (in = q width, out = q width,
-  // kvWidth); head (in = D, out = O); select (in = out = D)
+  // kvWidth); head (in = D, out = O); norm, select (in = out = D)
   int64_t in = 0, out = 0, kvWidth = 0;
 
   std::string key() const;

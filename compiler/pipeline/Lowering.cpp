@@ -116,7 +116,9 @@ class StepBuilder {
       s.learnedPos = bool(k.arg("pos"));
       if (s.learnedPos) step.args.push_back(weight(k, "pos", "rows"));
     } else if (s.kind == "linear") {
-      normedInput(k, s, step);
+      PlanArg x = arenaArg(k.arg("x"));  // normed by a norm kernel when a norm is in front
+      s.in = x.cols;
+      step.args.push_back(x);
       s.act = config<StringAttr>(k, "act").str();
       s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
       const char* layout = s.panel ? "panels" : "transposed";
@@ -163,6 +165,8 @@ class StepBuilder {
       if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
       s.out = step.args[step.args.size() - (s.bias ? 2 : 1)].cols;
       step.flops = 2.0 * double(s.in) * double(s.out);
+    } else if (s.kind == "norm") {
+      normedInput(k, s, step);
     } else if (s.kind == "select") {
       step.args = {arenaArg(k.arg("x")), outputRows("out_rows")};
       s.in = step.args[0].cols;

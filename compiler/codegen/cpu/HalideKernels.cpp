@@ -30,8 +30,7 @@ Expr rowOf(Expr i, const ImageParam& table) {
 }
 
 // Per row r, the sum over k < width of term(k, r): `lanes` partial sums in one vector (vertical
-// adds), then one sum across them. A scalar loop over k would cost a norm prologue a fifth of a
-// layer's time at BERT-base widths.
+// adds), then one sum across them (not a scalar loop over k).
 Func rowSum(const std::string& name, const std::function<Expr(Expr, Var)>& term, int64_t width, int lanes, Var r) {
   Var u("u");
   RDom kv(0, int(width / lanes), name + "_k");
@@ -107,15 +106,11 @@ HalideKernel embed(const KernelSpec& s, int vector) {
 }
 
 HalideKernel linear(const KernelSpec& s, int vector) {
-  ImageParam x(Float(32), 2, "x"), ng(Float(32), 1, "norm_weight"), nb(Float(32), 1, "norm_bias"),
-      w(Float(32), 2, "weight"), bias(Float(32), 1, "bias"), wu(Float(32), 2, "weight_up"),
-      biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"), rcos(Float(32), 2, "rope_cos"),
-      rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual");
-  Var c("c"), r("r"), o("o");
-  Func xin("xin");
-  xin(c, r) = x(c, r);
-  Func stat("stat");
-  Func xn = normRows(s.norm, s.eps, xin, s.in, &ng, &nb, c, r, stat, vector);
+  // The input rows come normed when a norm is in front (kime-fuse makes it a kernel of its own).
+  ImageParam x(Float(32), 2, "x"), w(Float(32), 2, "weight"), bias(Float(32), 1, "bias"),
+      wu(Float(32), 2, "weight_up"), biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"),
+      rcos(Float(32), 2, "rope_cos"), rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual");
+  Var r("r"), o("o");
 
   // The matmul: weights are packed transposed ([in, out], out fastest), so a vector of outputs
   // takes one FMA per input element; in panels of P columns, a block's sweep over k reads one
@@ -128,11 +123,11 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   };
   Func acc("acc"), accu("acc_up");
   acc(o, r) = s.bias ? bias(o) : 0.0f;
-  acc(o, r) += xn(k, r) * weightAt(w, o, k);
+  acc(o, r) += x(k, r) * weightAt(w, o, k);
   Expr y = acc(o, r);
   if (s.act == "swiglu") {
     accu(o, r) = s.bias ? biasu(o) : 0.0f;
-    accu(o, r) += xn(k, r) * weightAt(wu, o, k);
+    accu(o, r) += x(k, r) * weightAt(wu, o, k);
     y = y / (1.0f + exp(-y)) * accu(o, r);
   } else if (s.act == "gelu") {
     y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
@@ -187,33 +182,13 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   } else {
     out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
   }
-  // The normed rows are computed at the level of the accumulators (a task's worth would be
-  // large). Halide puts a stack buffer over 16 KB inside a parallel loop on the heap, so a wide
-  // input is normed in chunks of k instead, each just before the accumulators sweep it.
-  const int64_t rowsHeld = blocked ? groupRows : kRowTile, limit = 16384 / (4 * rowsHeld);
-  int64_t chunk = s.in;
-  if (s.norm != "none" && s.in > limit)
-    for (chunk = limit - limit % 8; chunk > 8 && s.in % chunk != 0;) chunk -= 8;
-  const bool chunked = chunk < s.in;
   for (Func* f : {&acc, &accu}) {
     if (!f->defined()) continue;
     f->compute_at(out, at).store_in(MemoryType::Stack).vectorize(o, lanes);
-    RVar ko("ko"), ki("ki");
-    if (chunked) f->update().split(k, ko, ki, int(chunk)).reorder(o, r, ki, ko);
-    else f->update().reorder(o, r, k);
-    f->update().vectorize(o, lanes);
+    f->update().reorder(o, r, k).vectorize(o, lanes);
     if (blocked) f->update().unroll(o).unroll(r);
-    if (chunked)
-      xn.in(*f).compute_at(*f, ko).store_in(MemoryType::Stack).vectorize(c, lanesFor(chunk, vector));
   }
-  if (s.norm != "none") {
-    stat.compute_at(out, blocked ? task : ro).store_in(MemoryType::Stack);
-    if (!chunked) xn.compute_at(out, at).store_in(MemoryType::Stack).vectorize(c, lanesFor(s.in, vector));
-  }
-  std::vector<Argument> args = {x};
-  if (s.norm != "none") args.push_back(ng);
-  if (s.norm == "layer") args.push_back(nb);
-  args.push_back(w);
+  std::vector<Argument> args = {x, w};
   if (s.bias) args.push_back(bias);
   if (s.act == "swiglu") {
     args.push_back(wu);
@@ -302,6 +277,26 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   num.vectorize(d, lanes);
   num.update().vectorize(d, lanes);
   return {Pipeline(out), {q, k, v, qseq, cu}};
+}
+
+// The norm of each row (the rows linears read): the row's statistics, then the row normed.
+HalideKernel normKernel(const KernelSpec& s, int vector) {
+  ImageParam x(Float(32), 2, "x"), ng(Float(32), 1, "norm_weight"), nb(Float(32), 1, "norm_bias");
+  Var c("c"), r("r");
+  Func xin("xin"), stat("stat");
+  xin(c, r) = x(c, r);
+  Func xn = normRows(s.norm, s.eps, xin, s.in, &ng, &nb, c, r, stat, vector);
+  Func out("norm");
+  out(c, r) = xn(c, r);
+  Var ro("ro"), ri("ri");
+  out.bound(c, 0, int(s.in))
+      .split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf)
+      .parallel(ro)
+      .vectorize(c, lanesFor(s.in, vector));
+  stat.compute_at(out, ri).store_in(MemoryType::Stack);
+  std::vector<Argument> args = {x, ng};
+  if (s.norm == "layer") args.push_back(nb);
+  return {Pipeline(out), args};
 }
 
 // The output rows of kime-prune-rows: row r is x's row rows[r], or zeros where that is -1 (an
@@ -442,6 +437,7 @@ HalideKernel buildKernel(const KernelSpec& s, int vector) {
   if (s.kind == "attention") return s.outputRows || vector < 4 ? attention(s, vector) : attentionTiles(s, vector);
   if (s.kind == "head") return head(s, vector);
   if (s.kind == "select") return selectRows(s, vector);
+  if (s.kind == "norm") return normKernel(s, vector);
   throw CompileError("internal: no CPU kernel for class \"" + s.kind + "\"");
 }
 

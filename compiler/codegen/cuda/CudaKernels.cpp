@@ -89,7 +89,7 @@ std::string embed(const KernelSpec& s, const std::string& name) {
   return o.str();
 }
 
-// One warp per output row: the norm statistics, then each lane computes columns lane, lane+32, ...
+// One warp per output row: each lane computes columns lane, lane+32, ...
 // (weights are packed [in, out], so a warp's loads of one k are contiguous). The rows are tokens
 // or kime-prune-rows' output rows; `rowpos` is their positions in their sequences.
 // The index of the weight of input `k` for output `col` in the packed layout: panels of P
@@ -103,10 +103,7 @@ std::string weightIndex(const KernelSpec& s, const std::string& k, const std::st
 // A linear kernel's parameters, in the plan's order.
 std::string linearSignature(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
-  o << "extern \"C\" __global__ void " << name << "(const int* counts, const float* x, ";
-  if (s.norm != "none") o << "const float* norm_weight, ";
-  if (s.norm == "layer") o << "const float* norm_bias, ";
-  o << "const float* weight, ";
+  o << "extern \"C\" __global__ void " << name << "(const int* counts, const float* x, const float* weight, ";
   if (s.bias) o << "const float* bias, ";
   if (s.act == "swiglu") o << "const float* weight_up, " << (s.bias ? "const float* bias_up, " : "");
   if (s.ropeHeads) o << "const int* rowpos, const float* rope_cos, const float* rope_sin, ";
@@ -120,10 +117,10 @@ std::string linear(const KernelSpec& s, const std::string& name) {
   const std::string K = std::to_string(s.in), O = std::to_string(s.out);
   o << linearSignature(s, name)
     << "  const int lane = threadIdx.x & 31, r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n"
-    << "  if (r >= " << rowCount(s) << ") return;\n" << normStats(s, "r");
+    << "  if (r >= " << rowCount(s) << ") return;\n";
   auto dot = [&](const std::string& w, const std::string& col) {
-    return "[&](int oc) { float a = 0.0f; for (int k = 0; k < " + K + "; ++k) a = fmaf(" +
-           normed(s, "x[(long)r * " + K + " + k]", "k") + ", " + w + "[" + weightIndex(s, "k", "oc") + "], a); return a; }(" +
+    return "[&](int oc) { float a = 0.0f; for (int k = 0; k < " + K + "; ++k) a = fmaf(x[(long)r * " + K +
+           " + k], " + w + "[" + weightIndex(s, "k", "oc") + "], a); return a; }(" +
            col + ")";
   };
   o << "  for (int c = lane; c < " << O << "; c += 32) {\n";
@@ -158,8 +155,8 @@ int64_t tensorCoreWidth(const KernelSpec& s) {
   return s.out % w == 0 ? w : 0;
 }
 
-// One warp per tile of 16 rows x W columns, on tensor cores: the norm statistics of the tile's
-// rows, then for each step of 8 inputs the A fragment (normed rows, rounded to TF32) and for each
+// One warp per tile of 16 rows x W columns, on tensor cores: for each step of 8 inputs the A
+// fragment (the rows, rounded to TF32) and for each
 // 8 columns a B fragment of the weights ([in, out]) into one mma; the epilogue per fragment
 // element (row g or g + 8, columns 2q and 2q + 1 of each 8).
 std::string linearTensorCores(const KernelSpec& s, const std::string& name, int64_t W) {
@@ -171,19 +168,14 @@ std::string linearTensorCores(const KernelSpec& s, const std::string& name, int6
     << "  const int r0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * " << kTcRows << ", c0 = blockIdx.y * " << W
     << ";\n  const int T = " << rowCount(s) << ";\n  if (r0 >= T) return;\n"
     << "  const int ra = min(r0 + g, T - 1), rb = min(r0 + g + 8, T - 1);\n";
-  if (s.norm != "none") {
-    o << "  float meanA = 0.0f, invA = 1.0f, meanB = 0.0f, invB = 1.0f;\n"
-      << "  for (int i = 0; i < " << kTcRows << "; ++i) {\n    const int row = min(r0 + i, T - 1);\n"
-      << normStats(s, "row") << "    if (i == g) meanA = mean, invA = inv;\n    if (i == g + 8) meanB = mean, invB = inv;\n  }\n";
-  }
-  auto a = [&](const std::string& row, const std::string& col, const std::string& half) {
-    return "kime_tf32(" + normed(s, "x[(long)" + row + " * " + K + " + " + col + "]", col, "mean" + half, "inv" + half) + ")";
+  auto a = [&](const std::string& row, const std::string& col) {
+    return "kime_tf32(x[(long)" + row + " * " + K + " + " + col + "])";
   };
   o << "  float acc[" << NT << "][4] = {};\n";
   if (up) o << "  float accu[" << NT << "][4] = {};\n";
   o << "  for (int k0 = 0; k0 < " << K << "; k0 += 8) {\n"
-    << "    const unsigned a[4] = {" << a("ra", "k0 + q", "A") << ", " << a("rb", "k0 + q", "B") << ",\n"
-    << "                           " << a("ra", "k0 + q + 4", "A") << ", " << a("rb", "k0 + q + 4", "B") << "};\n"
+    << "    const unsigned a[4] = {" << a("ra", "k0 + q") << ", " << a("rb", "k0 + q") << ",\n"
+    << "                           " << a("ra", "k0 + q + 4") << ", " << a("rb", "k0 + q + 4") << "};\n"
     << "#pragma unroll\n    for (int n = 0; n < " << NT << "; ++n) {\n"
     << "      const long col = c0 + n * 8 + g;\n"
     << "      const unsigned b[2] = {kime_tf32(weight[" << weightIndex(s, "k0 + q", "col") << "]), kime_tf32(weight["
@@ -268,6 +260,19 @@ std::string head(const KernelSpec& s, const std::string& name) {
   return o.str();
 }
 
+// The norm of the rows linears read: a warp per row, its statistics, then the row normed.
+std::string normKernel(const KernelSpec& s, const std::string& name) {
+  std::ostringstream o;
+  const std::string K = std::to_string(s.in);
+  o << "extern \"C\" __global__ void " << name << "(const int* counts, const float* x, const float* norm_weight, "
+    << (s.norm == "layer" ? "const float* norm_bias, " : "") << "float* out) {\n"
+    << "  const int lane = threadIdx.x & 31, r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n"
+    << "  if (r >= " << rowCount(s) << ") return;\n" << normStats(s, "r")
+    << "  for (int c = lane; c < " << K << "; c += 32) out[(long)r * " << K << " + c] = "
+    << normed(s, "x[(long)r * " + K + " + c]", "c") << ";\n}\n";
+  return o.str();
+}
+
 // The output rows of kime-prune-rows, a block per row: x's row rows[r], or zeros for -1.
 std::string selectRows(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
@@ -299,7 +304,7 @@ Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
   if (s.kind == "select") return {std::max<int64_t>(int64_t(b.seqs + b.markers), 1), 1, 32 * warps};  // a block per row
   if (int64_t w = math == Math::Tf32 ? tensorCoreWidth(s) : 0)             // a warp per 16 x w tile
     return {std::max<int64_t>(1, (T + kTcRows * warps - 1) / (kTcRows * warps)), s.out / w, 32 * warps};
-  if (s.kind == "linear") return {blocksFor(T), 1, 32 * warps};            // a warp per row
+  if (s.kind == "linear" || s.kind == "norm") return {blocksFor(T), 1, 32 * warps};  // a warp per row
   if (s.kind == "attention") return {blocksFor(T), s.heads, 32 * warps};   // a warp per (query, head)
   if (s.kind == "head") return {blocksFor(int64_t(s.rows == "markers" ? b.markers : b.seqs)), 1, 32 * warps};
   throw CompileError("internal: no CUDA launch for class \"" + s.kind + "\"");
@@ -312,6 +317,7 @@ std::string kernelSource(const KernelSpec& s, const std::string& name, Math math
   if (s.kind == "attention") return attention(s, name);
   if (s.kind == "head") return head(s, name);
   if (s.kind == "select") return selectRows(s, name);
+  if (s.kind == "norm") return normKernel(s, name);
   throw CompileError("internal: no CUDA kernel for class \"" + s.kind + "\"");
 }
 

@@ -206,7 +206,7 @@ Value KernelOp::arg(StringRef role) {
 }
 
 LogicalResult KernelOp::verify() {
-  static const char* kinds[] = {"embed", "linear", "attention", "head", "select"};
+  static const char* kinds[] = {"embed", "norm", "linear", "attention", "head", "select"};
   if (llvm::find(kinds, getKind()) == std::end(kinds))
     return emitOpError("unknown kernel class \"") << getKind() << "\"";
   if (getRoles().size() != getArgs().size())

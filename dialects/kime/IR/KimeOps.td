@@ -323,8 +323,8 @@ def Kime_OutputRowsOp : Kime_Op<"output_rows"> {
 def Kime_KernelOp : Kime_Op<"kernel"> {
   let summary = "A fused kernel of one class: what codegen compiles and the plan calls.";
   let description = [{
-    `kind` is the kernel class (`embed`, `linear`, `attention`, `head`, `select`: the output
-    rows of kime-prune-rows); `roles` names what each
+    `kind` is the kernel class (`embed`, `norm`, `linear`, `attention`, `head`, `select`: the
+    output rows of kime-prune-rows); `roles` names what each
     operand is to the class (`x`, `norm.weight`, `weight`, `bias`, `residual`, `pos`, ...);
     `config` holds the class's static choices (norm, epsilon, activation, RoPE, heads). After
     kime-plan-memory, `offset` is the result's byte offset in the bucket's arena.

@@ -57,9 +57,10 @@ Value absorbNorm(KernelBuilder& k, Value x, Builder& b) {
   return x;
 }
 
-// The kernel's input rows, first among its operands, with the norm in front of them absorbed.
-void absorbInput(KernelBuilder& k, Value x, Builder& b) {
-  Value in = absorbNorm(k, x, b);
+// The kernel's input rows, first among its operands, with the norm in front of them absorbed
+// (unless `norm` is false: the kernel reads the normed rows another kernel wrote).
+void absorbInput(KernelBuilder& k, Value x, Builder& b, bool norm = true) {
+  Value in = norm ? absorbNorm(k, x, b) : x;
   k.args.insert(k.args.begin(), in);
   k.roles.insert(k.roles.begin(), "x");
 }
@@ -194,7 +195,7 @@ void fuseSwiGlu(func::FuncOp fn, Builder& b) {
         !silu.getResult().hasOneUse() || !up.getResult().hasOneUse())
       continue;
     KernelBuilder k{"linear", mul.getNode().str()};
-    absorbInput(k, gate.getX(), b);
+    absorbInput(k, gate.getX(), b, /*norm=*/false);
     k.add("weight", gate.getWeight());
     k.add("bias", gate.getBias());
     k.add("weight.up", up.getWeight());
@@ -212,7 +213,7 @@ void fuseLinears(func::FuncOp fn, Builder& b) {
   fn.walk([&](LinearOp l) { linears.push_back(l); });
   for (LinearOp l : linears) {
     KernelBuilder k{"linear", l.getNode().str()};
-    absorbInput(k, l.getX(), b);
+    absorbInput(k, l.getX(), b, /*norm=*/false);
     k.add("weight", l.getWeight());
     k.add("bias", l.getBias());
     k.absorbed.push_back(l);
@@ -240,6 +241,22 @@ void fuseAttention(func::FuncOp fn, Builder& b) {
                 b.getNamedAttr("scale", a.getScaleAttr())};
     k.absorbed = {a};
     k.result = a.getResult();
+    emit(k, b);
+  }
+}
+
+// A norm in front of linears is a kernel of its own: in a linear's prologue every row would be
+// normed again for each block of output columns (twelve times for a BERT-base q), and q, k and
+// v would each norm the same rows. (A head, reading few rows, keeps its norm.)
+void fuseNorms(func::FuncOp fn, Builder& b) {
+  SmallVector<Operation*> norms;
+  fn.walk([&](Operation* op) {
+    if (isa<RmsNormOp, LayerNormOp>(op)) norms.push_back(op);
+  });
+  for (Operation* n : norms) {
+    KernelBuilder k{"norm", n->getAttrOfType<StringAttr>("node").str()};
+    absorbInput(k, n->getResult(0), b);
+    k.result = n->getResult(0);
     emit(k, b);
   }
 }
@@ -272,6 +289,7 @@ struct FusePass : impl::FuseBase<FusePass> {
     fuseSwiGlu(fn, b);
     fuseLinears(fn, b);
     fuseAttention(fn, b);
+    fuseNorms(fn, b);
     fuseOutputRows(fn);
     // Positions and sequences feed RoPE, learned tables and attention, which the runtime stages
     // them for; once those are fused nothing reads them. Consumers first.

@@ -27,8 +27,7 @@ def PruneRows : Pass<"kime-prune-rows", "::mlir::func::FuncOp"> {
     The heads read each sequence's first token and each marked token: the output rows,
     `R = S + M`. Every op whose result reaches nothing but the heads, row for row (norms,
     linears, elementwise ops, RoPE, and an attention through its queries), is retyped to `R`
-    rows; what such an op reads from outside is picked by `kime.output_rows` (a norm outside is
-    cloned onto the picked rows instead). An attention keeps every key and value of the sequence
+    rows; what such an op reads from outside is picked by `kime.output_rows`. An attention keeps every key and value of the sequence
     and gets `qseq`, the sequence of each query row. In the encoder this is the whole last layer
     after its keys and values. Skipped when the bucket allows as many output rows as tokens.
 
@@ -42,13 +41,15 @@ def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
   let description = [{
     Rewrites the Graph ops into `kime.kernel` ops:
     - `embed`: token rows + question-type rows (+ learned position rows), one pass;
-    - `linear`: a linear with its prologue (rms or layer norm of the input rows) and epilogue
-      (bias, RoPE of the output heads, GELU, SiLU(gate)·up for two weights, residual add);
+    - `norm`: rms or layer norm of rows that linears read, once (not in each linear's
+      prologue, which would norm every row again per block of output columns);
+    - `linear`: a linear with its epilogue (bias, RoPE of the output heads, GELU, SiLU(gate)·up
+      for two weights, residual add);
     - `attention`: variable-length attention per (sequence, head), no `[T, T]` buffer;
     - `head`: the final norm of only the rows a head reads (markers or first rows), then the
       head's linear.
     Before: `rms_norm`, `linear`, `silu`, `linear`, `mul`, `linear`, `add` (a SwiGLU block).
-    After: two `kime.kernel "linear"` ops.
+    After: a `kime.kernel "norm"` and two `kime.kernel "linear"` ops.
     Ops that match no class are left alone; kime-verify-backend-contract then names them.
   }];
 }

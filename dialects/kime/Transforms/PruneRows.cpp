@@ -5,9 +5,8 @@
 // after the last attention's keys and values, though, each row depends only on its own row. The
 // pass finds the ops whose results reach nothing but the heads, row for row, and retypes them to
 // the output rows R = S + M (each sequence's first token, then each marked token); what they read
-// from outside is picked by `kime.output_rows`. A norm outside is cloned onto the picked rows
-// (cheap, and the kernel that reads it keeps it fused). An attention keeps all keys and values
-// and gets `qseq`, the sequence of each query row.
+// from outside is picked by `kime.output_rows`. An attention keeps all keys and values and gets
+// `qseq`, the sequence of each query row.
 #include "kime/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -79,22 +78,11 @@ struct PruneRowsPass : impl::PruneRowsBase<PruneRowsPass> {
       return n ? n.str() : std::string("input");
     };
     // The output rows of `v`, built in front of `at` (the first region op that reads them).
-    std::function<Value(Value, Operation*)> pick = [&](Value v, Operation* at) -> Value {
+    auto pick = [&](Value v, Operation* at) -> Value {
       if (Value p = picked.lookup(v)) return p;
       OpBuilder b(at);
-      Value p;
-      if (auto n = v.getDefiningOp<RmsNormOp>()) {
-        Value x = pick(n.getX(), at);
-        p = b.create<RmsNormOp>(n.getLoc(), outputType(v.getType()), b.getStringAttr(n.getNode() + ".out"), x,
-                                n.getWeight(), n.getEpsAttr());
-      } else if (auto n = v.getDefiningOp<LayerNormOp>()) {
-        Value x = pick(n.getX(), at);
-        p = b.create<LayerNormOp>(n.getLoc(), outputType(v.getType()), b.getStringAttr(n.getNode() + ".out"), x,
-                                  n.getWeight(), n.getBias(), n.getEpsAttr());
-      } else {
-        p = b.create<OutputRowsOp>(at->getLoc(), outputType(v.getType()), b.getStringAttr(nodeOf(v) + ".out"), v, cu,
-                                   markerIds, mcu);
-      }
+      Value p = b.create<OutputRowsOp>(at->getLoc(), outputType(v.getType()), b.getStringAttr(nodeOf(v) + ".out"), v,
+                                       cu, markerIds, mcu);
       picked[v] = p;
       return p;
     };

@@ -13,6 +13,7 @@ namespace {
 LogicalResult checkRoles(KernelOp k) {
   static const std::map<std::string, std::vector<const char*>> required = {
       {"embed", {"ids", "qtype", "cu", "tok", "type"}},
+      {"norm", {"x", "norm.weight"}},
       {"linear", {"x", "weight"}},
       {"attention", {"q", "k", "v", "cu"}},
       {"head", {"x", "cu", "weight"}},
@@ -37,7 +38,7 @@ struct VerifyBackendContractPass : impl::VerifyBackendContractBase<VerifyBackend
         auto node = op->getAttrOfType<StringAttr>("node");
         op->emitError("backend contract: ")
             << op->getName() << (node ? " \"" + node.str() + "\"" : std::string())
-            << " is not part of any kernel class (embed, linear, attention, head, select)";
+            << " is not part of any kernel class (embed, norm, linear, attention, head, select)";
         return WalkResult::interrupt();
       }
       if (!k.getOffset()) {

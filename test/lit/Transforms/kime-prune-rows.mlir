@@ -1,8 +1,8 @@
 // kime-prune-rows retypes what only the heads read to the output rows R = S + M (each
 // sequence's first token, then each marked token): in this one-layer encoder, everything after
-// the attention's keys and values. The embedding (read by the keys' norm too) is picked by
-// output_rows; the attention norm is cloned onto the picked rows for the query; RoPE reads the
-// picked positions; the attention keeps T rows of keys and values and gets qseq.
+// the attention's keys and values. The embedding (the residual) and the attention norm (read by
+// the keys and values too) are picked by output_rows; RoPE reads the picked positions; the
+// attention keeps T rows of keys and values and gets qseq.
 // The input is kime-fuse.mlir's (tiny.json, tokens=64, seqs=4, markers=16: R is at most 20).
 // RUN: kime-opt %s --split-input-file --kime-prune-rows | FileCheck %s
 // RUN: kime-opt %s --split-input-file --kime-prune-rows --kime-fuse | FileCheck %s --check-prefix=FUSED
@@ -10,8 +10,7 @@
 // CHECK-LABEL: func.func @tiny
 // CHECK: %[[EMB:.+]] = kime.add "embed"
 // CHECK-NEXT: %[[NORM:.+]] = kime.rms_norm "layers.0.attn_norm"(%[[EMB]], {{.*}}) -> !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[XR:.+]] = kime.output_rows "embed.out"(%[[EMB]], %arg1, %arg2, %arg3) : {{.*}} -> !kime.tensor<[R:20, 8], f32>
-// CHECK-NEXT: %[[NORMR:.+]] = kime.rms_norm "layers.0.attn_norm.out"(%[[XR]], {{.*}}) -> !kime.tensor<[R:20, 8], f32>
+// CHECK-NEXT: %[[NORMR:.+]] = kime.output_rows "layers.0.attn_norm.out"(%[[NORM]], %arg1, %arg2, %arg3) : {{.*}} -> !kime.tensor<[R:20, 8], f32>
 // CHECK-NEXT: %[[Q:.+]] = kime.linear "layers.0.attn.q"(%[[NORMR]], {{.*}}) -> !kime.tensor<[R:20, 8], f32>
 // CHECK-NEXT: %[[K:.+]] = kime.linear "layers.0.attn.k"(%[[NORM]], {{.*}}) -> !kime.tensor<[T:64, 4], f32>
 // CHECK-NEXT: %[[V:.+]] = kime.linear "layers.0.attn.v"(%[[NORM]], {{.*}}) -> !kime.tensor<[T:64, 4], f32>
@@ -22,18 +21,20 @@
 // CHECK-NEXT: %[[QSEQ:.+]] = kime.output_rows "layers.0.attn.qseq.out"(%[[SEQ]], {{.*}}) -> !kime.tensor<[R:20], ui32>
 // CHECK-NEXT: %[[A:.+]] = kime.attention "layers.0.attn"(%[[QR]], %[[KR]], %[[V]], %arg1, %[[QSEQ]]) {{.*}} -> !kime.tensor<[R:20, 8], f32>
 // CHECK-NEXT: %[[O:.+]] = kime.linear "layers.0.attn.o"(%[[A]], {{.*}}) -> !kime.tensor<[R:20, 8], f32>
+// CHECK-NEXT: %[[XR:.+]] = kime.output_rows "embed.out"(%[[EMB]], %arg1, %arg2, %arg3) : {{.*}} -> !kime.tensor<[R:20, 8], f32>
 // CHECK-NEXT: kime.add "layers.0.attn.residual"(%[[XR]], %[[O]]) {{.*}} -> !kime.tensor<[R:20, 8], f32>
 // CHECK: %[[F:.+]] = kime.rms_norm "final_norm"({{.*}}) -> !kime.tensor<[R:20, 8], f32>
 // CHECK-NEXT: kime.gather_markers "head.marker.rows"(%[[F]], {{.*}}) : (!kime.tensor<[R:20, 8], f32>, {{.*}}) -> !kime.tensor<[M:16, 8], f32>
 // CHECK: kime.first_rows "head.act.rows"(%[[F]], %arg1) : (!kime.tensor<[R:20, 8], f32>, {{.*}}) -> !kime.tensor<[S:4, 8], f32>
 // CHECK-NOT: [T:64
 
-// After kime-fuse: a select kernel copies the picked rows; the query linear (its norm fused,
-// RoPE over the picked positions), the attention, the MLP and the heads run on them.
+// After kime-fuse: select kernels copy the picked rows; the query linear (RoPE over the picked
+// positions), the attention, the MLP and the heads run on them.
 // FUSED-LABEL: func.func @tiny
-// FUSED: %[[XR:.+]] = kime.kernel "select" "embed.out"(%{{.+}}, %arg1, %arg2, %arg3) roles ["x", "cu", "markers", "mcu"] config {} : {{.*}} -> !kime.tensor<[R:20, 8], f32>
-// FUSED: %[[Q:.+]] = kime.kernel "linear" "layers.0.attn.q"(%[[XR]], {{.*}}) roles ["x", "norm.weight", "weight", "cu"] {{.*}} -> !kime.tensor<[R:20, 8], f32>
+// FUSED: %[[NR:.+]] = kime.kernel "select" "layers.0.attn_norm.out"(%{{.+}}, %arg1, %arg2, %arg3) roles ["x", "cu", "markers", "mcu"] config {} : {{.*}} -> !kime.tensor<[R:20, 8], f32>
+// FUSED: %[[Q:.+]] = kime.kernel "linear" "layers.0.attn.q"(%[[NR]], {{.*}}) roles ["x", "weight", "cu"] {{.*}} -> !kime.tensor<[R:20, 8], f32>
 // FUSED: kime.kernel "attention" "layers.0.attn"(%[[Q]], {{.*}}) roles ["q", "k", "v", "cu"] {{.*}} -> !kime.tensor<[R:20, 8], f32>
+// FUSED: %[[XR:.+]] = kime.kernel "select" "embed.out"(%{{.+}}, %arg1, %arg2, %arg3) roles ["x", "cu", "markers", "mcu"] config {} : {{.*}} -> !kime.tensor<[R:20, 8], f32>
 // FUSED: kime.kernel "linear" "layers.0.attn.residual"({{.*}}, %[[XR]]) roles ["x", "weight", "residual"] {{.*}} -> !kime.tensor<[R:20, 8], f32>
 // FUSED: kime.kernel "head" "head.marker.logits"
 // FUSED-NOT: kime.output_rows
