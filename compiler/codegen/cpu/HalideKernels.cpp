@@ -288,9 +288,11 @@ HalideKernel normKernel(const KernelSpec& s, int vector) {
   Func xn = normRows(s.norm, s.eps, xin, s.in, &ng, &nb, c, r, stat, vector);
   Func out("norm");
   out(c, r) = xn(c, r);
+  // 16 rows a task: a batch of a few rows is one task, not a hand-off per 4 rows of
+  // microseconds' work.
   Var ro("ro"), ri("ri");
   out.bound(c, 0, int(s.in))
-      .split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf)
+      .split(r, ro, ri, 16, TailStrategy::GuardWithIf)
       .parallel(ro)
       .vectorize(c, lanesFor(s.in, vector));
   stat.compute_at(out, ri).store_in(MemoryType::Stack);
