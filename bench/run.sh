@@ -2,6 +2,8 @@
 # CPU benchmark: kime against this machine's FMA peak and, when the peer harness is installed,
 # against ONNX Runtime on the same model, weights and batch shapes, all in this one run.
 #   bench/run.sh [CONFIG...]            default: small base
+# Each shape is timed ROUNDS times (default 3) for each side, kime and ORT taking turns; the
+# table shows medians.
 # Environment: KIME_PEERS=DIR  an installed copy of ../shared/peers (cp -r ../shared/peers DIR;
 #              DIR/install.sh) to time ONNX Runtime too; SHAPES="1x16 8x16 ..."; THREADS=2.
 set -euo pipefail
@@ -40,16 +42,22 @@ PY
       --buckets "$case_dir/buckets.json" --target x86-64-avx2,x86-64-avx512 -o "$case_dir/model.kime" \
       -j "$(nproc)" 2> "$case_dir/compile.log"
   : > "$case_dir/kime.txt"
+  : > "$case_dir/ort.jsonl"
+  peers=0
+  if [ -n "${KIME_PEERS:-}" ] && [ -d "$KIME_PEERS/node/node_modules/onnxruntime-node" ]; then
+    (cd "$KIME_PEERS" && /usr/bin/python3 export_onnx.py "$case_dir" > "$case_dir/export.log" 2>&1)
+    peers=1
+  fi
+  # Kime and ONNX Runtime take turns, shape by shape, ROUNDS times (the table takes each side's
+  # median), so that the machine's slow and fast spells fall on both.
   for s in $shapes; do
     runs=20; [ "$cfg" = base ] && runs=5
-    "$bin/kime-run" "$case_dir/model.kime" --bench --stage "s$s" --threads "$threads" --runs $runs --profile \
-      >> "$case_dir/kime.txt"
+    for round in $(seq "${ROUNDS:-3}"); do
+      "$bin/kime-run" "$case_dir/model.kime" --bench --stage "s$s" --threads "$threads" --runs $runs --profile \
+        >> "$case_dir/kime.txt"
+      [ "$peers" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort.jsonl")
+    done
   done
-  : > "$case_dir/ort.jsonl"
-  if [ -n "${KIME_PEERS:-}" ] && [ -d "$KIME_PEERS/node/node_modules/onnxruntime-node" ]; then
-    (cd "$KIME_PEERS" && /usr/bin/python3 export_onnx.py "$case_dir" > "$case_dir/export.log" 2>&1 &&
-       node bench_ort.js "$case_dir" $shapes > "$case_dir/ort.jsonl")
-  fi
   python3 - "$case_dir" "$peak2" $shapes <<'PY'
 import json, re, sys
 case, peak, shapes = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
@@ -60,14 +68,27 @@ def gflop(S, L):  # the peers' count: projections, MLP, attention; 2 FLOPs per m
     proj = 2 * T * d * (H * hd + 2 * KV * hd) + 2 * T * H * hd * d
     mlp = 2 * T * d * F * (3 if c["act"] == "swiglu" else 2)
     return nl * (proj + mlp + 4 * S * L * L * H * hd) / 1e9
-kime = {}
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+# Per shape, each side's rounds: kime's p50 ms and GFLOP/s run, its allocations (the most of any
+# round) and the profile of the round with the median time; ORT's ms.
+rounds = {}
 lines = open(f"{case}/kime.txt").read().splitlines()
 for i, line in enumerate(lines):
     m = re.match(r"\S+\s+(\d+)x(\d+)\s+([\d.]+)\s+([\d.]+)\s+\S+\s+([\d.]+)\s+(\S+)", line)
     if m:
         prof = lines[i + 1].strip() if i + 1 < len(lines) and "per kernel class" in lines[i + 1] else ""
-        kime[(int(m[1]), int(m[2]))] = (float(m[3]), float(m[5]), m[6], prof)
-ort = {(r["S"], r["L"]): r["ms"] for r in map(json.loads, open(f"{case}/ort.jsonl"))}
+        rounds.setdefault((int(m[1]), int(m[2])), []).append((float(m[3]), float(m[5]), int(m[6]), prof))
+kime = {}
+for key, rs in rounds.items():
+    ms = median([r[0] for r in rs])
+    mid = min(rs, key=lambda r: abs(r[0] - ms))
+    kime[key] = (ms, median([r[1] for r in rs]), str(max(r[2] for r in rs)), mid[3])
+ort_rounds = {}
+for r in map(json.loads, open(f"{case}/ort.jsonl")):
+    ort_rounds.setdefault((r["S"], r["L"]), []).append(r["ms"])
+ort = {k: median(v) for k, v in ort_rounds.items()}
 print(f"\n## {c.get('name', case.split('/')[-1])}: " + json.dumps(c))
 # GFLOP/s: the model's FLOPs (the peers' count) per second; exec: the FLOPs kime ran per second
 # (less than the model's once kime-prune-rows computes the last layer only for the heads' rows);
