@@ -12,8 +12,7 @@ namespace kime {
 // The static choices of one kernel. Two kernels with the same key are the same code.
 struct KernelSpec {
   std::string kind;  // embed | norm | linear | attention | head | select
-  // norm, linear, head: the input rows' norm (a linear's is none since kime-fuse makes norms
-  // in front of linears kernels of their own)
+  // norm, head: the input rows' norm (linears read rows a norm kernel wrote: none)
   std::string norm = "none";  // none | rms | layer
   double eps = 0;
   // linear
