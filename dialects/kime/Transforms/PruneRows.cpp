@@ -34,6 +34,14 @@ bool isRowOperand(Operation* op, unsigned i) {
 
 bool isHeadRead(Operation* op, unsigned i) { return isa<GatherMarkersOp, FirstRowsOp>(op) && i == 0; }
 
+// The sum of embedding lookups: kime-fuse makes it the embed kernel over the tokens, so it stays
+// whole.
+bool isEmbeddingSum(Operation* op) {
+  return isa<AddOp>(op) && llvm::any_of(op->getOperands(), [](Value v) {
+           return v.getDefiningOp<GatherRowsOp>() || v.getDefiningOp<ExpandSeqsOp>();
+         });
+}
+
 struct PruneRowsPass : impl::PruneRowsBase<PruneRowsPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
@@ -60,9 +68,11 @@ struct PruneRowsPass : impl::PruneRowsBase<PruneRowsPass> {
         unsigned i = use.getOperandNumber();
         return isHeadRead(user, i) || (region.contains(user) && isRowOperand(user, i));
       });
-      if (onlyOutputRows) region.insert(&op);
+      if (onlyOutputRows && !isEmbeddingSum(&op)) region.insert(&op);
     }
-    if (region.empty()) return;
+    // Only past an attention's keys and values is there anything to save (before it, the rows
+    // the heads read are the tokens' own); a graph without attention stays as it is.
+    if (!llvm::any_of(region, [](Operation* op) { return isa<AttentionOp>(op); })) return;
 
     Value cu = markers.getCu(), markerIds = markers.getMarkers(), mcu = markers.getMcu();
     DenseMap<Value, Value> picked;  // a value outside the region -> its output rows

@@ -147,3 +147,34 @@ module {
   }
 }
 
+
+// -----
+
+// No attention: the rows the heads read are the tokens' own all the way, nothing to save, and
+// the embedding sum stays whole for kime-fuse's embed kernel.
+// CHECK-LABEL: func.func @no_attention
+// CHECK-NOT: kime.output_rows
+// CHECK-NOT: [R:
+// CHECK: return
+module {
+  func.func @no_attention(%arg0: !kime.tensor<[T:64], ui32>, %arg1: !kime.tensor<[S+1:5], ui32>, %arg2: !kime.tensor<[M:16], ui32>, %arg3: !kime.tensor<[S+1:5], ui32>, %arg4: !kime.tensor<[S:4], ui8>) -> (!kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>) attributes {kime.bucket = array<i64: 64, 4, 16>, kime.types = 2 : i64, kime.vocab = 16 : i64} {
+    %0 = kime.weight "embed.tok" : () -> !kime.tensor<[16, 8], f32>
+    %1 = kime.weight "embed.type" : () -> !kime.tensor<[2, 8], f32>
+    %2 = kime.weight "mlp.weight" : () -> !kime.tensor<[8, 8], f32>
+    %3 = kime.weight "final_norm.weight" : () -> !kime.tensor<[8], f32>
+    %4 = kime.weight "head.marker.weight" : () -> !kime.tensor<[1, 8], f32>
+    %5 = kime.weight "head.act.weight" : () -> !kime.tensor<[2, 8], f32>
+    %6 = kime.gather_rows "embed.tok.rows"(%0, %arg0) : (!kime.tensor<[16, 8], f32>, !kime.tensor<[T:64], ui32>) -> !kime.tensor<[T:64, 8], f32>
+    %7 = kime.gather_rows "embed.type.seqs"(%1, %arg4) : (!kime.tensor<[2, 8], f32>, !kime.tensor<[S:4], ui8>) -> !kime.tensor<[S:4, 8], f32>
+    %8 = kime.expand_seqs "embed.type.rows"(%7, %arg1) : (!kime.tensor<[S:4, 8], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[T:64, 8], f32>
+    %9 = kime.add "embed"(%6, %8) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[T:64, 8], f32>) -> !kime.tensor<[T:64, 8], f32>
+    %10 = kime.linear "mlp"(%9, %2) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[8, 8], f32>) -> !kime.tensor<[T:64, 8], f32>
+    %11 = kime.rms_norm "final_norm"(%10, %3) {eps = 9.9999999999999995E-7 : f64} : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[8], f32>) -> !kime.tensor<[T:64, 8], f32>
+    %12 = kime.gather_markers "head.marker.rows"(%11, %arg1, %arg2, %arg3) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[S+1:5], ui32>, !kime.tensor<[M:16], ui32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[M:16, 8], f32>
+    %13 = kime.linear "head.marker"(%12, %4) : (!kime.tensor<[M:16, 8], f32>, !kime.tensor<[1, 8], f32>) -> !kime.tensor<[M:16, 1], f32>
+    %14 = kime.squeeze "head.marker.logits"(%13) : (!kime.tensor<[M:16, 1], f32>) -> !kime.tensor<[M:16], f32>
+    %15 = kime.first_rows "head.act.rows"(%11, %arg1) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[S:4, 8], f32>
+    %16 = kime.linear "head.act"(%15, %5) : (!kime.tensor<[S:4, 8], f32>, !kime.tensor<[2, 8], f32>) -> !kime.tensor<[S:4, 2], f32>
+    return %14, %16 : !kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>
+  }
+}
