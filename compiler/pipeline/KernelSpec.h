@@ -30,8 +30,8 @@ struct KernelSpec {
   int64_t heads = 0, kvHeads = 0;
   double scale = 0;
   int64_t maxLen = 0;  // the bucket's token bound: the longest possible sequence
-  // head: the rows it reads; norm, linear, attention: whether its rows are kime-prune-rows' output
-  // rows (R = S + M) rather than the tokens
+  // head: the rows it reads; the others: whether their rows are kime-prune-rows' output rows
+  // (R = S + M) rather than the tokens
   std::string rows;  // markers | first
   bool outputRows = false;
   // widths: embed (out = D); linear (in = K, out = O); attention (in = q width, out = q width,

@@ -108,7 +108,7 @@ class StepBuilder {
     s.kind = k.getKind().str();
     shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
     s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
-    s.outputRows = hasOutputRows(k.getResult()) && s.kind != "select";
+    s.outputRows = hasOutputRows(k.getResult());
     if (s.kind == "embed") {
       step.args = {inputArg("ids", "T", b_.tokens, "u32"), tokens("tokseq"), tokens("tokpos"),
                    inputArg("qtype", "S", b_.seqs, "u8"), weight(k, "tok", "rows"),

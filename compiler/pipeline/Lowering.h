@@ -34,8 +34,9 @@ struct BucketPlan {
 };
 
 // Runs kime-specialize-bucket, kime-prune-rows (when `pruneRows`), kime-fuse, kime-plan-memory
-// and kime-verify-backend-contract on the graph for `bucket` and reads the plan off the result. `ropeRows` sizes RoPE tables (the
-// longest sequence of any bucket). With `mlirOut`, the planned IR is printed there.
+// and kime-verify-backend-contract on the graph for `bucket` and reads the plan off the result.
+// `ropeRows` sizes RoPE tables (the longest sequence of any bucket). With `mlirOut`, the planned
+// IR is printed there.
 // Throws CompileError with the pass's diagnostics.
 BucketPlan lowerBucket(mlir::MLIRContext& ctx, const Graph& g, const Bucket& bucket,
                        int64_t ropeRows, WeightPacker& weights, KernelRegistry& kernels,

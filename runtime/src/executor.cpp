@@ -219,17 +219,7 @@ struct ExecutorImpl {
   std::optional<Error> runPlan(Prepared& p, const Batch& b, Outputs& out) {
     const int64_t T = int64_t(b.tokens()), S = int64_t(b.seqs()), M = int64_t(b.markerCount());
     stageIndices(b, p.stagedAt);
-    auto count = [&](RowSym r, int64_t fixed) {
-      switch (r) {
-        case RowSym::T: return T;
-        case RowSym::S: return S;
-        case RowSym::S1: return S + 1;
-        case RowSym::M: return M;
-        case RowSym::R: return S + M;
-        case RowSym::Static: return fixed;
-      }
-      return fixed;
-    };
+    auto count = [&](RowSym r, int64_t fixed) { return rowsOf(r, T, S, M, fixed); };
     auto hostOf = [&](const void* user) {
       return const_cast<uint8_t*>(static_cast<const uint8_t*>(user ? user : kEmpty));
     };
@@ -391,12 +381,8 @@ double Executor::flops(const Batch& batch) const {
     if (!bi.bucket.holds(t, seqs, k)) continue;
     double f = 0;
     for (const StepInfo& s : bi.steps) {
-      const bool outputRows = s.flopRows == RowSym::R;
-      double rows = s.flopRows == RowSym::T   ? double(t)
-                    : s.flopRows == RowSym::M ? double(k)
-                    : outputRows              ? double(seqs + k)
-                                              : double(seqs);
-      if (m.kernelKinds[s.kernel] == "attention") rows = outputRows ? outputPairs : pairs;
+      double rows = double(rowsOf(s.flopRows, int64_t(t), int64_t(seqs), int64_t(k), 0));
+      if (m.kernelKinds[s.kernel] == "attention") rows = s.flopRows == RowSym::R ? outputPairs : pairs;
       f += s.flops * rows;
     }
     return f;

@@ -20,10 +20,22 @@ enum class InputId {
   Ids, Qtype, Cu,
   TokSeq, TokPos, MarkerRows, FirstRows, OutRows, OutSeq, OutPos, OutFirstRows, OutMarkerRows
 };
-constexpr size_t kStagedInputs = 9;
 inline size_t stagedIndex(InputId id) { return size_t(id) - size_t(InputId::TokSeq); }
+constexpr size_t kStagedInputs = size_t(InputId::OutMarkerRows) - size_t(InputId::TokSeq) + 1;
 // The count a dimension takes at run time.
 enum class RowSym { Static, T, S, S1, M, R };
+// That count for a batch of T tokens, S sequences and M markers (`fixed` for a static size).
+inline int64_t rowsOf(RowSym r, int64_t T, int64_t S, int64_t M, int64_t fixed) {
+  switch (r) {
+    case RowSym::T: return T;
+    case RowSym::S: return S;
+    case RowSym::S1: return S + 1;
+    case RowSym::M: return M;
+    case RowSym::R: return S + M;
+    case RowSym::Static: return fixed;
+  }
+  return fixed;
+}
 
 struct ArgInfo {
   enum class Source { Arena, Weight, Input } source = Source::Arena;

@@ -37,7 +37,8 @@ __device__ __forceinline__ void kime_mma_tf32(float* d, const unsigned* a, const
 #endif
 )";
 
-// The count of a linear or attention kernel's rows: the tokens, or kime-prune-rows' output rows.
+// The count of a kernel's rows (norm, linear, attention, select): the tokens, or
+// kime-prune-rows' output rows.
 const char* rowCount(const KernelSpec& s) { return s.outputRows ? "counts[KIME_R]" : "counts[KIME_T]"; }
 
 // Rows of output one warp computes with tensor cores (the M of m16n8k8), and warps per block.
@@ -67,10 +68,9 @@ std::string normStats(const KernelSpec& s, const std::string& row) {
   return o.str();
 }
 
-std::string normed(const KernelSpec& s, const std::string& v, const std::string& c,
-                   const std::string& mean = "mean", const std::string& inv = "inv") {
+std::string normed(const KernelSpec& s, const std::string& v, const std::string& c) {
   if (s.norm == "none") return v;
-  std::string e = "((" + v + " - " + mean + ") * " + inv + " * norm_weight[" + c + "])";
+  std::string e = "((" + v + " - mean) * inv * norm_weight[" + c + "])";
   if (s.norm == "layer") e = "(" + e + " + norm_bias[" + c + "])";
   return e;
 }
@@ -89,9 +89,6 @@ std::string embed(const KernelSpec& s, const std::string& name) {
   return o.str();
 }
 
-// One warp per output row: each lane computes columns lane, lane+32, ...
-// (weights are packed [in, out], so a warp's loads of one k are contiguous). The rows are tokens
-// or kime-prune-rows' output rows; `rowpos` is their positions in their sequences.
 // The index of the weight of input `k` for output `col` in the packed layout: panels of P
 // columns ([out / P][in][P]), or [in, out].
 std::string weightIndex(const KernelSpec& s, const std::string& k, const std::string& col) {
@@ -112,6 +109,9 @@ std::string linearSignature(const KernelSpec& s, const std::string& name) {
   return o.str();
 }
 
+// One warp per output row: each lane computes columns lane, lane+32, ... (weights are packed
+// [in, out] or in panels, so a warp's loads of one k are contiguous). The rows are tokens or
+// kime-prune-rows' output rows; `rowpos` is their positions in their sequences.
 std::string linear(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in), O = std::to_string(s.out);
@@ -156,9 +156,8 @@ int64_t tensorCoreWidth(const KernelSpec& s) {
 }
 
 // One warp per tile of 16 rows x W columns, on tensor cores: for each step of 8 inputs the A
-// fragment (the rows, rounded to TF32) and for each
-// 8 columns a B fragment of the weights ([in, out]) into one mma; the epilogue per fragment
-// element (row g or g + 8, columns 2q and 2q + 1 of each 8).
+// fragment (the rows, rounded to TF32) and for each 8 columns a B fragment of the weights into
+// one mma; the epilogue per fragment element (row g or g + 8, columns 2q and 2q + 1 of each 8).
 std::string linearTensorCores(const KernelSpec& s, const std::string& name, int64_t W) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in), O = std::to_string(s.out), NT = std::to_string(W / 8);
@@ -278,7 +277,7 @@ std::string selectRows(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
   const std::string D = std::to_string(s.out);
   o << "extern \"C\" __global__ void " << name << "(const int* counts, const float* x, const int* rows, float* out) {\n"
-    << "  const int r = blockIdx.x;\n  if (r >= counts[KIME_R]) return;\n  const int src = rows[r];\n"
+    << "  const int r = blockIdx.x;\n  if (r >= " << rowCount(s) << ") return;\n  const int src = rows[r];\n"
     << "  for (int c = threadIdx.x; c < " << D << "; c += blockDim.x)\n"
     << "    out[(long)r * " << D << " + c] = src >= 0 ? x[(long)src * " << D << " + c] : 0.0f;\n}\n";
   return o.str();
@@ -299,9 +298,8 @@ Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
   // that decides it.
   constexpr int64_t warps = kWarps;
   auto blocksFor = [&](int64_t rows) { return std::max<int64_t>(1, (rows + warps - 1) / warps); };
-  const int64_t T = int64_t(s.outputRows ? b.seqs + b.markers : b.tokens);  // rows of linear, attention
-  if (s.kind == "embed") return {std::max<int64_t>(T, 1), 1, 32 * warps};  // a block per token
-  if (s.kind == "select") return {std::max<int64_t>(int64_t(b.seqs + b.markers), 1), 1, 32 * warps};  // a block per row
+  const int64_t T = int64_t(s.outputRows ? b.seqs + b.markers : b.tokens);  // the kernel's rows
+  if (s.kind == "embed" || s.kind == "select") return {std::max<int64_t>(T, 1), 1, 32 * warps};  // a block per row
   if (int64_t w = math == Math::Tf32 ? tensorCoreWidth(s) : 0)             // a warp per 16 x w tile
     return {std::max<int64_t>(1, (T + kTcRows * warps - 1) / (kTcRows * warps)), s.out / w, 32 * warps};
   if (s.kind == "linear" || s.kind == "norm") return {blocksFor(T), 1, 32 * warps};  // a warp per row

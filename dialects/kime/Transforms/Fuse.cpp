@@ -57,10 +57,9 @@ Value absorbNorm(KernelBuilder& k, Value x, Builder& b) {
   return x;
 }
 
-// The kernel's input rows, first among its operands, with the norm in front of them absorbed
-// (unless `norm` is false: the kernel reads the normed rows another kernel wrote).
-void absorbInput(KernelBuilder& k, Value x, Builder& b, bool norm = true) {
-  Value in = norm ? absorbNorm(k, x, b) : x;
+// The kernel's input rows, first among its operands, with the norm in front of them absorbed.
+void absorbInput(KernelBuilder& k, Value x, Builder& b) {
+  Value in = absorbNorm(k, x, b);
   k.args.insert(k.args.begin(), in);
   k.roles.insert(k.roles.begin(), "x");
 }
@@ -195,7 +194,7 @@ void fuseSwiGlu(func::FuncOp fn, Builder& b) {
         !silu.getResult().hasOneUse() || !up.getResult().hasOneUse())
       continue;
     KernelBuilder k{"linear", mul.getNode().str()};
-    absorbInput(k, gate.getX(), b, /*norm=*/false);
+    k.add("x", gate.getX());  // normed, when a norm is in front, by a norm kernel (fuseNorms)
     k.add("weight", gate.getWeight());
     k.add("bias", gate.getBias());
     k.add("weight.up", up.getWeight());
@@ -213,7 +212,7 @@ void fuseLinears(func::FuncOp fn, Builder& b) {
   fn.walk([&](LinearOp l) { linears.push_back(l); });
   for (LinearOp l : linears) {
     KernelBuilder k{"linear", l.getNode().str()};
-    absorbInput(k, l.getX(), b, /*norm=*/false);
+    k.add("x", l.getX());  // normed, when a norm is in front, by a norm kernel (fuseNorms)
     k.add("weight", l.getWeight());
     k.add("bias", l.getBias());
     k.absorbed.push_back(l);
@@ -262,7 +261,7 @@ void fuseNorms(func::FuncOp fn, Builder& b) {
 }
 
 // The output rows of a token matrix (kime-prune-rows): a copy of the rows the heads read.
-void fuseOutputRows(func::FuncOp fn) {
+void fuseOutputRows(func::FuncOp fn, Builder& b) {
   SmallVector<OutputRowsOp> picks;
   fn.walk([&](OutputRowsOp p) { picks.push_back(p); });
   for (OutputRowsOp p : picks) {
@@ -274,7 +273,6 @@ void fuseOutputRows(func::FuncOp fn) {
     k.add("mcu", p.getMcu());
     k.absorbed = {p};
     k.result = p.getResult();
-    Builder b(fn.getContext());
     emit(k, b);
   }
 }
@@ -290,7 +288,7 @@ struct FusePass : impl::FuseBase<FusePass> {
     fuseLinears(fn, b);
     fuseAttention(fn, b);
     fuseNorms(fn, b);
-    fuseOutputRows(fn);
+    fuseOutputRows(fn, b);
     // Positions and sequences feed RoPE, learned tables and attention, which the runtime stages
     // them for; once those are fused nothing reads them. Consumers first.
     SmallVector<Operation*> staged;

@@ -60,8 +60,8 @@ struct PruneRowsPass : impl::PruneRowsBase<PruneRowsPass> {
     SetVector<Operation*> region;
     Block& body = fn.getBody().front();
     for (Operation& op : llvm::reverse(body)) {
-      if (op.getNumResults() != 1 || !hasTokenRows(op.getResult(0)) || op.use_empty()) continue;
-      if (!isa<RmsNormOp, LayerNormOp, LinearOp, AddOp, MulOp, SiluOp, GeluOp, RopeOp, AttentionOp>(op))
+      // Row-local ops only: those whose first operand is read row for row.
+      if (op.getNumResults() != 1 || !hasTokenRows(op.getResult(0)) || op.use_empty() || !isRowOperand(&op, 0))
         continue;
       bool onlyOutputRows = llvm::all_of(op.getResult(0).getUses(), [&](OpOperand& use) {
         Operation* user = use.getOwner();
