@@ -155,15 +155,28 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   const int lanes = lanesFor(s.out, vector);
   out.bound(o, 0, int(s.out));
   Var ro("ro"), ri("ri"), oo("oo"), oi("oi"), rg("rg"), rr("rr");
-  // A register block: 6 rows x 4 vectors on AVX-512 (24 of its 32 registers), 4 x 2 on AVX2 and
-  // NEON (8 of 16), the rest for the weight vectors and the broadcast input. SwiGLU's gate and
-  // up products are swept one after the other, each with a whole block.
-  const int groupRows = vector >= 16 ? 6 : kRowTile;
-  int vecs = vector >= 16 ? 4 : 8 / kRowTile;
+  // A register block, rows x vectors of accumulators; the rest of the registers hold the weight
+  // vectors and the broadcast input. With RoPE a block must hold whole heads, so that each
+  // output's partner is in it. SwiGLU's gate and up products are swept one after the other, each
+  // with a whole block.
+  auto fits = [&](int v) { return s.out % (v * lanes) == 0 && (s.ropeHeads == 0 || (v * lanes) % hd == 0); };
+  // NEON (not measured on hardware here): 4 x 2 (8 of its 32 registers).
+  int groupRows = kRowTile, vecs = 8 / kRowTile;
+  if (vector >= 16 && fits(3)) {
+    // AVX-512: 8 x 3 (24 of 32 registers). Batches of 16 or 128 rows fill their groups (6-row
+    // groups would compute 18 for 16), and each 8 rows read the weight panel once: a few-row
+    // batch, which streams its weights from memory, streams them fewer times from L2.
+    groupRows = 8;
+    vecs = 3;
+  } else if (vector >= 16) {
+    groupRows = 6;  // 6 x 4 where the outputs are not a multiple of 3 vectors
+    vecs = 4;
+  } else if (vector == 8) {
+    groupRows = 6;  // AVX2: 6 x 2 (12 of 16 registers)
+    vecs = 2;
+  }
   while (vecs > 1 && s.out % (vecs * lanes) != 0) vecs /= 2;
-  // With RoPE a block must hold whole heads, so that each output's partner is in it.
-  const bool blocked = lanes > 1 && vecs >= 1 && s.out % (vecs * lanes) == 0 &&
-                       (s.ropeHeads == 0 || (vecs * lanes) % hd == 0);
+  const bool blocked = lanes > 1 && fits(vecs);
   Var at = ro, task("task"), oc("oc"), ob("ob");
   if (blocked) {
     // Tasks are row ranges times column chunks, so that a batch of few rows still uses every
