@@ -182,7 +182,8 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   Var at = ro, task("task"), oc("oc"), ob("ob");
   if (blocked) {
     // Tasks are row ranges times column chunks, so that a batch of few rows still uses every
-    // thread; within a task the weight panel of a block stays in L1 across its row groups.
+    // thread; within a task the weight panel of a block stays in L2 across its row groups (it
+    // is 147 KB for base: 3 panels x 768 inputs).
     const int blocks = int(s.out / (vecs * lanes));
     const int chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
     out.split(r, ro, ri, groupRows * kTaskGroups, TailStrategy::GuardWithIf)
