@@ -86,11 +86,16 @@ class StepBuilder {
     return cast<KimeTensorType>(v.getType()).getDims()[0].sym == shapes::Sym::R;
   }
 
-  // The input rows, then the weights of the norm in front of them.
-  void normedInput(KernelOp k, KernelSpec& s, PlanStep& step) {
+  // The input rows; their width is the kernel's `in`.
+  void input(KernelOp k, KernelSpec& s, PlanStep& step) {
     PlanArg x = arenaArg(k.arg("x"));
     s.in = x.cols;
     step.args.push_back(x);
+  }
+
+  // The input rows, then the weights of the norm in front of them.
+  void normedInput(KernelOp k, KernelSpec& s, PlanStep& step) {
+    input(k, s, step);
     norm(k, s, step);
   }
 
@@ -116,9 +121,7 @@ class StepBuilder {
       s.learnedPos = bool(k.arg("pos"));
       if (s.learnedPos) step.args.push_back(weight(k, "pos", "rows"));
     } else if (s.kind == "linear") {
-      PlanArg x = arenaArg(k.arg("x"));  // normed by a norm kernel when a norm is in front
-      s.in = x.cols;
-      step.args.push_back(x);
+      input(k, s, step);  // normed by a norm kernel when a norm is in front
       s.act = config<StringAttr>(k, "act").str();
       s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
       const char* layout = s.panel ? "panels" : "transposed";

@@ -162,8 +162,7 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   // output's partner is in it. SwiGLU's gate and up products are swept one after the other, each
   // with a whole block.
   auto fits = [&](int v) { return s.out % (v * lanes) == 0 && (s.ropeHeads == 0 || (v * lanes) % hd == 0); };
-  // NEON (not measured on hardware here): 4 x 2 (8 of its 32 registers).
-  int groupRows = kRowTile, vecs = 8 / kRowTile;
+  int groupRows = 4, vecs = 2;  // NEON (not measured on hardware here): 8 of its 32 registers
   if (vector >= 16 && fits(3)) {
     // AVX-512: 8 x 3 (24 of 32 registers). Batches of 16 or 128 rows fill their groups (6-row
     // groups would compute 18 for 16), and each 8 rows read the weight panel once: a few-row
