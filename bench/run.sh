@@ -5,7 +5,9 @@
 # Each shape is timed ROUNDS times (default 3) for each side, kime and ORT taking turns; the
 # table shows medians.
 # Environment: KIME_PEERS=DIR  an installed copy of ../shared/peers (cp -r ../shared/peers DIR;
-#              DIR/install.sh) to time ONNX Runtime too; SHAPES="1x16 8x16 ..."; THREADS=2.
+#              DIR/install.sh) to time ONNX Runtime too; SHAPES="1x16 8x16 ..."; THREADS=2;
+#              BF16=0 to leave out the bf16 columns (kime-compile --cpu-precision bf16, an opt-in
+#              timed beside the default f32 where the CPU has AVX512-BF16).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 configs=("${@:-small base}")
@@ -41,7 +43,16 @@ PY
     "$bin/kime-compile" "$case_dir/graph.json" --weights "$case_dir/model.safetensors" \
       --buckets "$case_dir/buckets.json" --target x86-64-avx2,x86-64-avx512 -o "$case_dir/model.kime" \
       -j "$(nproc)" 2> "$case_dir/compile.log"
+  bf16=0
+  if [ "${BF16:-1}" != 0 ] && grep -qw avx512_bf16 /proc/cpuinfo; then
+    bf16=1
+    [ -f "$case_dir/model-bf16.kime" ] && [ "$case_dir/model-bf16.kime" -nt "$bin/kime-compile" ] ||
+      "$bin/kime-compile" "$case_dir/graph.json" --weights "$case_dir/model.safetensors" \
+        --buckets "$case_dir/buckets.json" --cpu-precision bf16 -o "$case_dir/model-bf16.kime" \
+        -j "$(nproc)" 2> "$case_dir/compile-bf16.log"
+  fi
   : > "$case_dir/kime.txt"
+  : > "$case_dir/kime-bf16.txt"
   : > "$case_dir/ort.jsonl"
   peers=0
   if [ -n "${KIME_PEERS:-}" ] && [ -d "$KIME_PEERS/node/node_modules/onnxruntime-node" ]; then
@@ -55,6 +66,8 @@ PY
     for round in $(seq "${ROUNDS:-3}"); do
       "$bin/kime-run" "$case_dir/model.kime" --bench --stage "s$s" --threads "$threads" --runs $runs --profile \
         >> "$case_dir/kime.txt"
+      [ "$bf16" = 0 ] || "$bin/kime-run" "$case_dir/model-bf16.kime" --bench --stage "s$s" --threads "$threads" \
+        --runs $runs --profile >> "$case_dir/kime-bf16.txt"
       [ "$peers" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort.jsonl")
     done
   done
@@ -73,18 +86,22 @@ def median(xs):
     return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 # Per shape, each side's rounds: kime's p50 ms and GFLOP/s run, its allocations (the most of any
 # round) and the profile of the round with the median time; ORT's ms.
-rounds = {}
-lines = open(f"{case}/kime.txt").read().splitlines()
-for i, line in enumerate(lines):
-    m = re.match(r"\S+\s+(\d+)x(\d+)\s+([\d.]+)\s+([\d.]+)\s+\S+\s+([\d.]+)\s+(\S+)", line)
-    if m:
-        prof = lines[i + 1].strip() if i + 1 < len(lines) and "per kernel class" in lines[i + 1] else ""
-        rounds.setdefault((int(m[1]), int(m[2])), []).append((float(m[3]), float(m[5]), int(m[6]), prof))
-kime = {}
-for key, rs in rounds.items():
-    ms = median([r[0] for r in rs])
-    mid = min(rs, key=lambda r: abs(r[0] - ms))
-    kime[key] = (ms, median([r[1] for r in rs]), str(max(r[2] for r in rs)), mid[3])
+def kime_rounds(path):
+    rounds = {}
+    lines = open(path).read().splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"\S+\s+(\d+)x(\d+)\s+([\d.]+)\s+([\d.]+)\s+\S+\s+([\d.]+)\s+(\S+)", line)
+        if m:
+            prof = lines[i + 1].strip() if i + 1 < len(lines) and "per kernel class" in lines[i + 1] else ""
+            rounds.setdefault((int(m[1]), int(m[2])), []).append((float(m[3]), float(m[5]), int(m[6]), prof))
+    out = {}
+    for key, rs in rounds.items():
+        ms = median([r[0] for r in rs])
+        mid = min(rs, key=lambda r: abs(r[0] - ms))
+        out[key] = (ms, median([r[1] for r in rs]), str(max(r[2] for r in rs)), mid[3])
+    return out
+kime = kime_rounds(f"{case}/kime.txt")
+bf16 = kime_rounds(f"{case}/kime-bf16.txt")
 ort_rounds = {}
 for r in map(json.loads, open(f"{case}/ort.jsonl")):
     ort_rounds.setdefault((r["S"], r["L"]), []).append(r["ms"])
@@ -93,14 +110,21 @@ print(f"\n## {c.get('name', case.split('/')[-1])}: " + json.dumps(c))
 # GFLOP/s: the model's FLOPs (the peers' count) per second; exec: the FLOPs kime ran per second
 # (less than the model's once kime-prune-rows computes the last layer only for the heads' rows);
 # % peak is of the FLOPs run.
-print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'exec':>7} {'% peak':>7} {'ORT ms':>8} {'ORT/kime':>8} {'allocs':>6}")
+# bf16 (opt-in): the same model compiled with --cpu-precision bf16, timed in the same rounds; its
+# exec GFLOP/s may pass the f32 FMA peak (a bf16 dot product does two multiply-adds a lane).
+print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'exec':>7} {'% peak':>7} {'ORT ms':>8} {'ORT/kime':>8} {'allocs':>6}"
+      + (f" | {'bf16 ms':>8} {'exec':>7} {'ORT/bf16':>8} {'allocs':>6}" if bf16 else ""))
 for s in shapes:
     S, L = map(int, s.split("x"))
     ms, run, allocs, prof = kime[(S, L)]
     g = gflop(S, L) / (ms / 1e3)
     o = ort.get((S, L))
-    print(f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {run:7.1f} {100 * run / peak:6.1f}% "
-          f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} {allocs:>6}")
+    row = (f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {run:7.1f} {100 * run / peak:6.1f}% "
+           f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} {allocs:>6}")
+    if (S, L) in bf16:
+        bms, brun, ballocs, _ = bf16[(S, L)]
+        row += f" | {bms:8.2f} {brun:7.1f} {(f'{o / bms:7.2f}x' if o else '       -')} {ballocs:>6}"
+    print(row)
     if prof:
         print(f"{'':>7} {prof}")
 PY

@@ -16,6 +16,9 @@ struct CompileOptions {
   std::string emit;                  // "", mlir, plan, halide, asm, cuda
   bool verify = false;
   bool pruneRows = true;             // kime-prune-rows: the last layer only for the heads' rows
+  // f32, or bf16 (opt-in): the linears' weights in bf16 and their inputs rounded to bf16, for
+  // AVX512-BF16 dot products; needs the target x86-64-avx512bf16 alone and no CUDA code
+  std::string cpuPrecision = "f32";
   int jobs = 1;
 };
 

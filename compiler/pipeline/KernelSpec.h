@@ -21,6 +21,10 @@ struct KernelSpec {
   // The weight layout: 0, transposed ([in, out], out fastest); P, panels of P output columns,
   // each [in, P] and contiguous, so that a sweep over k reads one stream per panel.
   int64_t panel = 0;
+  // bf16 (opt-in, AVX512-BF16): the panels hold bf16 pairs of k, [out / P * in / 2, P * 2], and
+  // each pair of inputs is rounded to bf16 for one dot-product instruction (vdpbf16ps); the sums
+  // and everything after them stay f32.
+  bool bf16 = false;
   int64_t ropeHeads = 0;  // 0: no RoPE
   double ropeTheta = 0;
   int64_t ropeRows = 0;  // rows of the cos/sin tables: the longest sequence any bucket allows

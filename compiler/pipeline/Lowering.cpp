@@ -63,7 +63,8 @@ PlanArg inputArg(const char* name, const char* rows, int64_t bound, const char* 
 
 class StepBuilder {
  public:
-  StepBuilder(const Bucket& b, int64_t ropeRows, WeightPacker& w) : b_(b), ropeRows_(ropeRows), w_(w) {}
+  StepBuilder(const Bucket& b, int64_t ropeRows, WeightPacker& w, bool bf16)
+      : b_(b), ropeRows_(ropeRows), w_(w), bf16_(bf16) {}
 
   PlanArg weight(KernelOp k, const char* role, const char* layout) {
     auto op = k.arg(role).getDefiningOp<WeightOp>();
@@ -124,7 +125,9 @@ class StepBuilder {
       input(k, s, step);  // normed by a norm kernel when a norm is in front
       s.act = config<StringAttr>(k, "act").str();
       s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
-      const char* layout = s.panel ? "panels" : "transposed";
+      // bf16 where the weights make whole panels of whole pairs; a linear of an odd width keeps f32.
+      s.bf16 = bf16_ && s.panel && s.in % 2 == 0;
+      const char* layout = s.bf16 ? "pairs.bf16" : s.panel ? "panels" : "transposed";
       step.args.push_back(weight(k, "weight", layout));
       s.bias = bool(k.arg("bias"));
       if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
@@ -191,12 +194,14 @@ class StepBuilder {
   const Bucket& b_;
   int64_t ropeRows_;
   WeightPacker& w_;
+  bool bf16_;  // linears in bf16 (kime-compile --cpu-precision bf16)
 };
 
 }  // namespace
 
 BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, int64_t ropeRows,
-                       WeightPacker& weights, KernelRegistry& kernels, bool pruneRows, std::string* mlirOut) {
+                       WeightPacker& weights, KernelRegistry& kernels, bool pruneRows, bool bf16Linears,
+                       std::string* mlirOut) {
   OwningOpRef<ModuleOp> module = importGraph(ctx, g);
   std::string diagnostics;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic& d) {
@@ -216,7 +221,7 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
 
   BucketPlan plan;
   plan.bucket = bucket;
-  StepBuilder sb(bucket, ropeRows, weights);
+  StepBuilder sb(bucket, ropeRows, weights, bf16Linears);
   for (auto fn : module->getOps<func::FuncOp>()) {
     plan.arena = fn->getAttrOfType<IntegerAttr>(mlir::kime::kArenaAttr).getInt();
     for (KernelOp k : fn.getOps<KernelOp>()) {

@@ -40,7 +40,7 @@ struct BucketPlan {
 // Throws CompileError with the pass's diagnostics.
 BucketPlan lowerBucket(mlir::MLIRContext& ctx, const Graph& g, const Bucket& bucket,
                        int64_t ropeRows, WeightPacker& weights, KernelRegistry& kernels,
-                       bool pruneRows, std::string* mlirOut = nullptr);
+                       bool pruneRows, bool bf16Linears, std::string* mlirOut = nullptr);
 
 }  // namespace kime
 

@@ -7,10 +7,23 @@
 
 namespace kime {
 
+uint16_t toBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // quiet NaN
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+namespace {
+
+int64_t elementBytes(const PackedWeight& w) { return w.dtype == "bf16" ? 2 : 4; }
+
+}  // namespace
+
 int64_t WeightPacker::add(PackedWeight w) {
   std::string key = w.name + "@" + w.layout;
   w.offset = end_;
-  end_ += (int64_t(w.values.size()) * 4 + 63) / 64 * 64;
+  end_ += (int64_t(w.values.size()) * elementBytes(w) + 63) / 64 * 64;
   weights_.push_back(std::move(w));
   ids_[key] = int64_t(weights_.size()) - 1;
   return ids_[key];
@@ -32,6 +45,20 @@ int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
         tr[size_t(panels ? ((i / P) * k + j) * P + i % P : j * o + i)] = w.values[size_t(i * k + j)];
     w.values = std::move(tr);
     w.shape = panels ? std::vector<int64_t>{o / P * k, P} : std::vector<int64_t>{k, o};
+  } else if (layout == "pairs.bf16") {
+    if (t->shape.size() != 2) throw CompileError("internal: pairing a weight of rank != 2");
+    const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;
+    if (o % P != 0 || k % 2 != 0) throw CompileError("internal: bf16 pairs of a weight of odd inputs or partial panels");
+    std::vector<float> pr(w.values.size());
+    // Column i, input j: panel i / P, pair j / 2, then column i % P, then j % 2.
+    for (int64_t i = 0; i < o; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        pr[size_t((((i / P) * (k / 2) + j / 2) * P + i % P) * 2 + j % 2)] = w.values[size_t(i * k + j)];
+    w.values = std::move(pr);
+    w.shape = {o / P * k / 2, P * 2};
+    w.dtype = "bf16";
+  } else if (layout != "rows") {
+    throw CompileError("internal: unknown weight layout \"" + layout + "\"");
   }
   return add(std::move(w));
 }
@@ -56,8 +83,16 @@ int64_t WeightPacker::ropeTable(bool sine, int64_t hd, double theta, int64_t row
 
 std::string WeightPacker::sectionBytes() const {
   std::string out(size_t(end_), '\0');
-  for (const PackedWeight& w : weights_)
-    std::memcpy(out.data() + w.offset, w.values.data(), w.values.size() * 4);
+  for (const PackedWeight& w : weights_) {
+    if (w.dtype != "bf16") {
+      std::memcpy(out.data() + w.offset, w.values.data(), w.values.size() * 4);
+      continue;
+    }
+    for (size_t i = 0; i < w.values.size(); ++i) {
+      const uint16_t b = toBf16(w.values[i]);
+      std::memcpy(out.data() + w.offset + int64_t(i) * 2, &b, 2);
+    }
+  }
   return out;
 }
 

@@ -48,6 +48,7 @@ kime_kernel_type dtype(const std::string& s) {
   if (s == "i32") return {0, 32, 1};
   if (s == "u32") return {1, 32, 1};
   if (s == "u8") return {1, 8, 1};
+  if (s == "bf16") return {4, 16, 1};  // Halide's halide_type_bfloat
   throw Fail{"unknown dtype \"" + s + "\""};
 }
 
@@ -61,6 +62,7 @@ ArgInfo argOf(const Json& j, const ModelImpl& m) {
     const WeightInfo& w = m.weights[size_t(a.weight)];
     a.rowCount = w.shape[0];
     a.cols = w.shape.size() > 1 ? w.shape[1] : 0;
+    a.type = w.type;
     return a;
   }
   a.source = src == "arena" ? ArgInfo::Source::Arena : ArgInfo::Source::Input;
@@ -84,7 +86,9 @@ void readManifest(const std::string& text, ModelImpl& m) {
   for (const Json& w : j.at("weights")) {
     WeightInfo wi{w.at("name").get<std::string>(), w.at("layout").get<std::string>(),
                   w.at("shape").get<std::vector<int64_t>>(), w.at("offset").get<uint64_t>()};
-    uint64_t n = 4;
+    if (w.contains("dtype")) wi.type = dtype(w.at("dtype").get<std::string>());
+    if (wi.type.code != 2 && wi.type.code != 4) throw Fail{"weight \"" + wi.name + "\" is not f32 or bf16"};
+    uint64_t n = wi.type.bits / 8;
     for (int64_t d : wi.shape) {
       if (d <= 0) throw Fail{"weight \"" + wi.name + "\" has a size <= 0"};
       n *= uint64_t(d);

@@ -18,10 +18,15 @@ std::vector<std::string> hostCpuTargets() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   std::vector<std::string> t;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("fma"))
-    t.push_back("x86-64-avx512");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("fma");
+  // bf16 artifacts' kernels (Halide's Sapphire Rapids set, of which they use the BF16 dot
+  // products and conversions, VNNI, VBMI and IFMA at most).
+  if (avx512 && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vnni") &&
+      __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma"))
+    t.push_back("x86-64-avx512bf16");
+  if (avx512) t.push_back("x86-64-avx512");
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
       __builtin_cpu_supports("f16c"))
     t.push_back("x86-64-avx2");

@@ -76,6 +76,7 @@ struct WeightInfo {
   std::string name, layout;
   std::vector<int64_t> shape;
   uint64_t offset = 0;
+  kime_kernel_type type{2, 32, 1};  // f32, or bf16 (--cpu-precision bf16's linears)
 };
 
 struct StageInfo {

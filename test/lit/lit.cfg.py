@@ -18,3 +18,11 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 config.substitutions.append(("%data", config.kime_test_data))
 config.substitutions.append(("%src", config.kime_src_root))
 config.substitutions.append(("%python", sys.executable))
+
+# Tests of the bf16 kernels (kime-compile --cpu-precision bf16) run where the CPU has AVX512-BF16.
+try:
+    with open("/proc/cpuinfo") as f:
+        if any(l.startswith("flags") and " avx512_bf16" in l for l in f):
+            config.available_features.add("avx512bf16")
+except OSError:
+    pass

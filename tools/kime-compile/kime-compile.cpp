@@ -13,17 +13,19 @@ static cl::opt<std::string> weightsPath("weights", cl::desc("the checkpoint (saf
                                         cl::value_desc("model.safetensors"), cl::Required);
 static cl::opt<std::string> bucketsPath("buckets", cl::desc("the bucket file (stages of buckets)"),
                                         cl::value_desc("buckets.json"), cl::Required);
-static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64 (comma separated or repeated)"),
+static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16 (--cpu-precision bf16 only); comma separated or repeated"),
                                      cl::CommaSeparated, cl::value_desc("target"));
 static cl::opt<std::string> outPath("o", cl::desc("the artifact to write (with --emit: the file to print to)"), cl::value_desc("model.kime"));
 static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels), asm (their assembly for the first target), cuda (the generated CUDA C++)"),
                                  cl::value_desc("mlir|plan|halide|asm|cuda"));
 static cl::list<std::string> cudaMath("cuda-math", cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 (exact FMA); default both, --emit=cuda shows the first"),
                                       cl::CommaSeparated, cl::value_desc("tf32|f32"));
-static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90; \"none\" for no CUDA code)"),
+static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90, none with --cpu-precision bf16; \"none\" for no CUDA code)"),
                                        cl::CommaSeparated, cl::value_desc("sm_NN"));
 static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
 static cl::opt<bool> noPruneRows("no-prune-rows", cl::desc("compute the last layer for every token, not only for the rows the heads read (kime-prune-rows off)"));
+static cl::opt<std::string> cpuPrecision("cpu-precision", cl::desc("the CPU linears' arithmetic: f32 (default), or bf16 (opt-in: weights in bf16 and inputs rounded to bf16 for AVX512-BF16 dot products, f32 sums; target x86-64-avx512bf16, no CUDA code)"),
+                                         cl::value_desc("f32|bf16"), cl::init("f32"));
 static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
 
 int main(int argc, char** argv) {
@@ -33,10 +35,12 @@ int main(int argc, char** argv) {
   o.weights = weightsPath;
   o.buckets = bucketsPath;
   o.output = outPath;
+  o.cpuPrecision = cpuPrecision;
   o.targets.assign(targets.begin(), targets.end());
+  if (o.targets.empty() && o.cpuPrecision == "bf16") o.targets = {"x86-64-avx512bf16"};
   if (o.targets.empty()) o.targets = {"x86-64-avx2", "x86-64-avx512"};
   o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
-  if (o.cudaArchs.empty()) o.cudaArchs = {"sm_80", "sm_90"};
+  if (o.cudaArchs.empty() && o.cpuPrecision != "bf16") o.cudaArchs = {"sm_80", "sm_90"};
   if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
   if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
   o.emit = emit;

@@ -24,7 +24,7 @@ static_assert(sizeof(kime_kernel_dimension) == sizeof(halide_dimension_t), "buff
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& knownTargets() {
-  static const std::vector<std::string> t = {"x86-64-avx2", "x86-64-avx512", "arm-64"};
+  static const std::vector<std::string> t = {"x86-64-avx2", "x86-64-avx512", "arm-64", kBf16Target};
   return t;
 }
 
@@ -32,6 +32,9 @@ std::string halideTarget(const std::string& target) {
   if (target == "x86-64-avx2") return "x86-64-linux-avx-avx2-f16c-fma-sse41";
   if (target == "x86-64-avx512") return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
   if (target == "arm-64") return "arm-64-linux";
+  // Halide 14 has AVX512-BF16 (vdpbf16ps) under its Sapphire Rapids feature only.
+  if (target == kBf16Target)
+    return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake-avx512_sapphirerapids";
   std::string known;
   for (const std::string& k : knownTargets()) known += (known.empty() ? "" : ", ") + k;
   throw CompileError("unknown target \"" + target + "\" (kime knows " + known + ")");
@@ -52,7 +55,7 @@ static std::string libcFor(const std::string& target) {
 }
 
 static int lanesOf(const std::string& target) {
-  if (target == "x86-64-avx512") return 16;
+  if (target == "x86-64-avx512" || target == kBf16Target) return 16;
   if (target == "x86-64-avx2") return 8;
   return 4;
 }

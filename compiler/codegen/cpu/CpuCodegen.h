@@ -10,8 +10,10 @@
 
 namespace kime::cpu {
 
-// The CPU targets kime ships: x86-64-avx2 (the baseline), x86-64-avx512, arm-64.
+// The CPU targets kime ships: x86-64-avx2 (the baseline), x86-64-avx512, arm-64, and
+// x86-64-avx512bf16 (AVX-512 with BF16 dot products: the target of --cpu-precision bf16 only).
 const std::vector<std::string>& knownTargets();
+inline constexpr const char* kBf16Target = "x86-64-avx512bf16";
 // Halide's spelling of one of them; throws CompileError naming the known ones otherwise.
 std::string halideTarget(const std::string& target);
 

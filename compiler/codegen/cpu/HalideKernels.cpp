@@ -109,8 +109,9 @@ HalideKernel embed(const KernelSpec& s, int vector) {
 
 HalideKernel linear(const KernelSpec& s, int vector) {
   // The input rows come normed when a norm is in front (kime-fuse makes it a kernel of its own).
-  ImageParam x(Float(32), 2, "x"), w(Float(32), 2, "weight"), bias(Float(32), 1, "bias"),
-      wu(Float(32), 2, "weight_up"), biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"),
+  const Type wt = s.bf16 ? BFloat(16) : Float(32);
+  ImageParam x(Float(32), 2, "x"), w(wt, 2, "weight"), bias(Float(32), 1, "bias"),
+      wu(wt, 2, "weight_up"), biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"),
       rcos(Float(32), 2, "rope_cos"), rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual");
   Var r("r"), o("o");
 
@@ -123,13 +124,27 @@ HalideKernel linear(const KernelSpec& s, int vector) {
     const int P = int(s.panel);
     return m(col % P, (col / P) * int(s.in) + kk);
   };
+  // bf16: a sweep over pairs of k (kp.y), each pair's two products summed by one dot-product
+  // instruction (kp.x, vectorized with the outputs: 2 x 16 lanes in, 16 out). The weights are
+  // packed in pairs ([out / P * in / 2, P * 2]); the input rows are rounded to bf16 by `xb`, a
+  // Func of each sweep's own, filled a chunk of k at a time.
+  RDom kp(0, 2, 0, int(s.in / 2), "kp");
+  Func xbGate("x_bf16"), xbUp("x_bf16_up");
+  auto product = [&](ImageParam& m, Func& xb) -> Expr {
+    if (!s.bf16) return x(k, r) * weightAt(m, o, k);
+    const int P = int(s.panel);
+    Var i("i"), rb("rb");
+    xb(i, rb) = cast(BFloat(16), x(i, rb));
+    Expr wv = m((o % P) * 2 + kp.x, (o / P) * int(s.in / 2) + kp.y);
+    return cast<float>(wv) * cast<float>(xb(kp.y * 2 + kp.x, r));
+  };
   Func acc("acc"), accu("acc_up");
   acc(o, r) = s.bias ? bias(o) : 0.0f;
-  acc(o, r) += x(k, r) * weightAt(w, o, k);
+  acc(o, r) += product(w, xbGate);
   Expr y = acc(o, r);
   if (s.act == "swiglu") {
     accu(o, r) = s.bias ? biasu(o) : 0.0f;
-    accu(o, r) += x(k, r) * weightAt(wu, o, k);
+    accu(o, r) += product(wu, xbUp);
     y = y / (1.0f + exp(-y)) * accu(o, r);
   } else if (s.act == "gelu") {
     y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
@@ -197,10 +212,28 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   } else {
     out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
   }
+  // bf16: the rounded inputs are made a chunk of k ahead of its sweep, small enough for the
+  // stack (Halide 14 puts a stack buffer over 16 KB on the heap): up to 256 pairs, 8 KB for a
+  // group of 8 rows.
+  int chunk = int(s.in / 2);
+  while (chunk > 256 || (s.in / 2) % chunk != 0) --chunk;
   for (Func* f : {&acc, &accu}) {
     if (!f->defined()) continue;
     f->compute_at(out, at).store_in(MemoryType::Stack).vectorize(o, lanes);
-    f->update().reorder(o, r, k).vectorize(o, lanes);
+    if (s.bf16) {
+      RVar ko("ko"), ki("ki");
+      f->update()
+          .split(kp.y, ko, ki, chunk)
+          .reorder(kp.x, o, r, ki, ko)
+          .atomic()
+          .vectorize(kp.x)
+          .vectorize(o, lanes);
+      Func& xb = f == &acc ? xbGate : xbUp;
+      xb.compute_at(*f, ko).store_in(MemoryType::Stack);
+      if ((2 * chunk) % (2 * lanes) == 0) xb.vectorize(xb.args()[0], 2 * lanes);
+    } else {
+      f->update().reorder(o, r, k).vectorize(o, lanes);
+    }
     if (blocked) f->update().unroll(o).unroll(r);
   }
   std::vector<Argument> args = {x, w};

@@ -9,9 +9,12 @@
  *
  * Sections, by name:
  *   "manifest"              JSON: graph signature, stages, buckets, per-bucket plans (UTF-8)
- *   "weights.cpu"           pre-packed f32 weights in the layouts the CPU kernels read
+ *   "weights.cpu"           pre-packed weights in the layouts the CPU kernels read: f32, and
+ *                           with --cpu-precision bf16 the linears' in bf16 (the manifest's
+ *                           "dtype" of each weight; f32 where it has none)
  *   "code.cpu.<target>"     an ELF shared object of the kernels for one CPU target, with one
- *                           Halide runtime inside: x86-64-avx2, x86-64-avx512, arm-64
+ *                           Halide runtime inside: x86-64-avx2, x86-64-avx512, arm-64,
+ *                           x86-64-avx512bf16
  *
  * A reader refuses a wrong magic, a newer version, a section outside the file, or a checksum that
  * does not match (kime_checksum over the payload).

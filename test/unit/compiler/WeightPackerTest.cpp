@@ -1,0 +1,83 @@
+// The weight packer's bf16 pairs: rounding to the nearest bf16 (ties to even), the layout the
+// AVX512-BF16 linears read, and the bytes of the weights section.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "checkpoint/Safetensors.h"
+#include "pipeline/WeightPacker.h"
+#include "support/Diagnostic.h"
+
+namespace kime {
+namespace {
+
+float fromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+TEST(WeightPacker, RoundsToTheNearestBf16WithTiesToEven) {
+  EXPECT_EQ(toBf16(1.0f), 0x3f80);
+  EXPECT_EQ(toBf16(-2.0f), 0xc000);
+  EXPECT_EQ(toBf16(fromBits(0x3f808000)), 0x3f80);  // a tie: down to the even one
+  EXPECT_EQ(toBf16(fromBits(0x3f818000)), 0x3f82);  // a tie: up to the even one
+  EXPECT_EQ(toBf16(fromBits(0x3f808001)), 0x3f81);  // past the tie
+  EXPECT_EQ(toBf16(fromBits(0x3f807fff)), 0x3f80);
+  EXPECT_EQ(toBf16(fromBits(0x7f7fffff)), 0x7f80);  // the largest float rounds to infinity
+  const uint16_t nan = toBf16(fromBits(0x7f800001));  // a NaN whose payload is in the low bits
+  EXPECT_EQ(nan & 0x7f80, 0x7f80);
+  EXPECT_NE(nan & 0x007f, 0);
+}
+
+// A checkpoint of one f32 tensor "w" of `rows` x `cols`, element (i, j) = i * cols + j.
+std::unique_ptr<Checkpoint> matrix(int64_t rows, int64_t cols, std::vector<uint8_t>& bytes) {
+  const int64_t n = rows * cols;
+  std::string header = R"({"w":{"dtype":"F32","shape":[)" + std::to_string(rows) + "," + std::to_string(cols) +
+                       R"(],"data_offsets":[0,)" + std::to_string(n * 4) + "]}}";
+  bytes.assign(8, 0);
+  for (int i = 0; i < 8; ++i) bytes[size_t(i)] = uint8_t(header.size() >> (8 * i));
+  bytes.insert(bytes.end(), header.begin(), header.end());
+  for (int64_t v = 0; v < n; ++v) {
+    float f = float(v);
+    uint8_t b[4];
+    std::memcpy(b, &f, 4);
+    bytes.insert(bytes.end(), b, b + 4);
+  }
+  return Checkpoint::fromBytes(bytes.data(), bytes.size(), "w.safetensors");
+}
+
+TEST(WeightPacker, PairsTwoInputsOfAColumnWithinEachPanel) {
+  std::vector<uint8_t> bytes;
+  auto ck = matrix(32, 4, bytes);  // 32 outputs (two panels of 16), 4 inputs (two pairs)
+  WeightPacker packer(*ck);
+  const int64_t id = packer.use("w", "pairs.bf16");
+  const PackedWeight& w = packer.weights()[size_t(id)];
+  EXPECT_EQ(w.dtype, "bf16");
+  EXPECT_EQ(w.shape, (std::vector<int64_t>{4, 32}));  // [out / 16 * in / 2, 16 * 2]
+  const std::string section = packer.sectionBytes();
+  ASSERT_GE(section.size(), size_t(w.offset + 32 * 4 * 2));
+  for (int64_t i = 0; i < 32; ++i)
+    for (int64_t j = 0; j < 4; ++j) {
+      const int64_t at = (((i / 16) * 2 + j / 2) * 16 + i % 16) * 2 + j % 2;
+      uint16_t got;
+      std::memcpy(&got, section.data() + w.offset + at * 2, 2);
+      EXPECT_EQ(got, toBf16(float(i * 4 + j))) << "output " << i << ", input " << j;
+    }
+  // The f32 panels of the same tensor are another entry, 4 bytes an element, after it.
+  const PackedWeight& f = packer.weights()[size_t(packer.use("w", "panels"))];
+  EXPECT_EQ(f.dtype, "f32");
+  EXPECT_GE(f.offset, w.offset + 32 * 4 * 2);
+}
+
+TEST(WeightPacker, RefusesPairsOfAnOddNumberOfInputs) {
+  std::vector<uint8_t> bytes;
+  auto ck = matrix(16, 3, bytes);
+  WeightPacker packer(*ck);
+  EXPECT_THROW(packer.use("w", "pairs.bf16"), CompileError);
+  EXPECT_THROW(packer.use("w", "diagonal"), CompileError);
+}
+
+}  // namespace
+}  // namespace kime
