@@ -1,5 +1,6 @@
 #include "spin_pool.h"
 
+#include <algorithm>
 #include <chrono>
 
 #if defined(__x86_64__)
@@ -51,13 +52,16 @@ int SpinPool::hook(void* userContext, ParTask task, int min, int size, uint8_t* 
   return instance().parallelFor(userContext, task, min, size, closure);
 }
 
-void SpinPool::work() {
-  for (int i; (i = next_.fetch_add(1)) < end_;) {
-    if (int r = task_(userContext_, i, closure_)) {
-      int none = 0;
-      result_.compare_exchange_strong(none, r);
+void SpinPool::work(size_t own) {
+  for (size_t k = 0; k < ranges_; ++k) {
+    Range& range = range_[(own + k) % ranges_];
+    for (int i; (i = range.next.fetch_add(1)) < range.end;) {
+      if (int r = task_(userContext_, i, closure_)) {
+        int none = 0;
+        result_.compare_exchange_strong(none, r);
+      }
+      remaining_.fetch_sub(1);
     }
-    remaining_.fetch_sub(1);
   }
 }
 
@@ -71,7 +75,11 @@ int SpinPool::parallelFor(void* userContext, ParTask task, int min, int size, ui
     return 0;
   }
   task_ = task, userContext_ = userContext, closure_ = closure;
-  next_.store(min), end_ = min + size;
+  ranges_ = std::min({active_.load(std::memory_order_relaxed), workerCount_.load() + 1, kMaxRanges});
+  for (size_t p = 0; p < ranges_; ++p) {
+    range_[p].next.store(min + int(int64_t(size) * int64_t(p) / int64_t(ranges_)));
+    range_[p].end = min + int(int64_t(size) * int64_t(p + 1) / int64_t(ranges_));
+  }
   remaining_.store(size), result_.store(0);
   const uint64_t open = generation_.load() + 1;  // odd: the loop is open
   generation_.store(open);
@@ -79,7 +87,7 @@ int SpinPool::parallelFor(void* userContext, ParTask task, int min, int size, ui
     std::lock_guard<std::mutex> hold(sleepLock_);
     wake_.notify_all();
   }
-  work();
+  work(0);
   while (remaining_.load() > 0) relax();
   // Close the loop, then wait for any worker still inside it before its fields change.
   generation_.store(open + 1);
@@ -111,7 +119,7 @@ void SpinPool::workerLoop(size_t index) {
     done = g;
     if (index + 1 >= active_.load(std::memory_order_relaxed)) continue;  // not asked to help
     inFlight_.fetch_add(1);
-    if (generation_.load() == g) work();  // else the loop closed before this worker got in
+    if (generation_.load() == g) work(index + 1);  // else the loop closed before this worker got in
     inFlight_.fetch_sub(1);
   }
 }

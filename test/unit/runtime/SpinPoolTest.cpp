@@ -1,6 +1,8 @@
 // The pool the kernels' parallel loops run on (runtime/src/spin_pool.h): every index once, the
-// first error returned, nested and concurrent loops run to completion, many loops back to back.
+// first error returned, nested and concurrent loops run to completion, many loops back to back,
+// each thread's own contiguous share first.
 #include <atomic>
+#include <chrono>
 #include <gtest/gtest.h>
 #include <thread>
 #include <vector>
@@ -30,6 +32,30 @@ TEST(SpinPool, RunsEveryIndexOnce) {
       for (int i = 0; i < 1000; ++i) ASSERT_EQ(c.hits[size_t(i)].load(), i >= 100 ? 1 : 0) << "index " << i;
     }
   }
+}
+
+struct Runners {
+  std::thread::id who[8];
+};
+
+int slowRecord(void*, int i, uint8_t* closure) {
+  reinterpret_cast<Runners*>(closure)->who[i] = std::this_thread::get_id();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return 0;
+}
+
+TEST(SpinPool, EachThreadRunsItsOwnContiguousShare) {
+  SpinPool& pool = SpinPool::instance();
+  pool.reserve(2);
+  pool.use(2);
+  Counts warm;
+  pool.parallelFor(nullptr, countHit, 0, 2, reinterpret_cast<uint8_t*>(&warm));  // wakes the worker
+  Runners r;
+  // Each index takes 5 ms, so the worker is in long before the caller is done with its half.
+  ASSERT_EQ(pool.parallelFor(nullptr, slowRecord, 0, 8, reinterpret_cast<uint8_t*>(&r)), 0);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r.who[i], std::this_thread::get_id()) << "index " << i;
+  for (int i = 4; i < 8; ++i) EXPECT_NE(r.who[i], std::this_thread::get_id()) << "index " << i;
+  for (int i = 5; i < 8; ++i) EXPECT_EQ(r.who[i], r.who[4]) << "index " << i;
 }
 
 int failAt7(void*, int i, uint8_t*) { return i == 7 ? -3 : 0; }
