@@ -209,37 +209,27 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   // tasks are the column chunks either way.
   const int64_t weightBytes = s.in * s.out * (s.bf16 ? 2 : 4) * (s.act == "swiglu" ? 2 : 1);
   const bool rowsFirst = weightBytes <= kRowsFirstWeightBytes;
-  if (blocked && rowsFirst) {
-    // Ranges of at most kTaskGroups row groups, as even as the batch allows; within a task the
-    // weight panel of a block stays in cache across its row groups.
+  if (blocked) {
     const int blocks = int(s.out / (vecs * lanes));
     const int chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
-    Var g("g");
-    Expr groups = (out.output_buffer().dim(1).extent() + groupRows - 1) / groupRows;
-    Expr ranges = (groups + kTaskGroups - 1) / kTaskGroups;
-    Expr groupsPerRange = max((groups + ranges - 1) / ranges, 1);
-    out.split(r, g, rr, groupRows, TailStrategy::GuardWithIf)
-        .split(g, ro, rg, groupsPerRange, TailStrategy::GuardWithIf)
-        .split(o, oo, oi, vecs * lanes)
-        .split(oo, oc, ob, blocks / chunks)
-        .reorder(oi, rr, rg, ob, oc, ro)
-        .fuse(oc, ro, task)
-        .vectorize(oi, lanes)
-        .parallel(task);
-    at = rg;
-  } else if (blocked) {
-    // Within a task the weight panel of a block stays in L2 across its row groups (it is
+    if (rowsFirst) {
+      // Ranges of at most kTaskGroups row groups, as even as the batch allows.
+      Var g("g");
+      Expr groups = (out.output_buffer().dim(1).extent() + groupRows - 1) / groupRows;
+      Expr ranges = (groups + kTaskGroups - 1) / kTaskGroups;
+      Expr groupsPerRange = max((groups + ranges - 1) / ranges, 1);
+      out.split(r, g, rr, groupRows, TailStrategy::GuardWithIf)
+          .split(g, ro, rg, groupsPerRange, TailStrategy::GuardWithIf);
+    } else {
+      out.split(r, ro, ri, groupRows * kTaskGroups, TailStrategy::GuardWithIf)
+          .split(ri, rg, rr, groupRows, TailStrategy::GuardWithIf);
+    }
+    // Within a task the weight panel of a block stays in cache across its row groups (it is
     // 147 KB for base: 3 panels x 768 inputs).
-    const int blocks = int(s.out / (vecs * lanes));
-    const int chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
-    out.split(r, ro, ri, groupRows * kTaskGroups, TailStrategy::GuardWithIf)
-        .split(ri, rg, rr, groupRows, TailStrategy::GuardWithIf)
-        .split(o, oo, oi, vecs * lanes)
-        .split(oo, oc, ob, blocks / chunks)
-        .reorder(oi, rr, rg, ob, ro, oc)
-        .fuse(ro, oc, task)
-        .vectorize(oi, lanes)
-        .parallel(task);
+    out.split(o, oo, oi, vecs * lanes).split(oo, oc, ob, blocks / chunks);
+    if (rowsFirst) out.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
+    else out.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
+    out.vectorize(oi, lanes).parallel(task);
     at = rg;
   } else {
     out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
