@@ -98,7 +98,7 @@ def kime_rounds(path):
     for key, rs in rounds.items():
         ms = median([r[0] for r in rs])
         mid = min(rs, key=lambda r: abs(r[0] - ms))
-        out[key] = (ms, median([r[1] for r in rs]), str(max(r[2] for r in rs)), mid[3])
+        out[key] = (ms, median([r[1] for r in rs]), str(max(r[2] for r in rs)), mid[3], [r[0] for r in rs])
     return out
 kime = kime_rounds(f"{case}/kime.txt")
 bf16 = kime_rounds(f"{case}/kime-bf16.txt")
@@ -106,24 +106,31 @@ ort_rounds = {}
 for r in map(json.loads, open(f"{case}/ort.jsonl")):
     ort_rounds.setdefault((r["S"], r["L"]), []).append(r["ms"])
 ort = {k: median(v) for k, v in ort_rounds.items()}
+# The ratio of each round (ORT's time over kime's, the two run back to back): its spread shows
+# how far the machine's slow and fast spells moved the two apart in this run.
+def spread(kime_ms, key):
+    pairs = list(zip(ort_rounds.get(key, []), kime_ms))
+    return f"{min(o / k for o, k in pairs):.2f}-{max(o / k for o, k in pairs):.2f}" if pairs else "-"
 print(f"\n## {c.get('name', case.split('/')[-1])}: " + json.dumps(c))
 # GFLOP/s: the model's FLOPs (the peers' count) per second; exec: the FLOPs kime ran per second
 # (less than the model's once kime-prune-rows computes the last layer only for the heads' rows);
 # % peak is of the FLOPs run.
 # bf16 (opt-in): the same model compiled with --cpu-precision bf16, timed in the same rounds; its
 # exec GFLOP/s may pass the f32 FMA peak (a bf16 dot product does two multiply-adds a lane).
-print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'exec':>7} {'% peak':>7} {'ORT ms':>8} {'ORT/kime':>8} {'allocs':>6}"
-      + (f" | {'bf16 ms':>8} {'exec':>7} {'ORT/bf16':>8} {'allocs':>6}" if bf16 else ""))
+print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'exec':>7} {'% peak':>7} {'ORT ms':>8} {'ORT/kime':>8} {'rounds':>9} {'allocs':>6}"
+      + (f" | {'bf16 ms':>8} {'exec':>7} {'ORT/bf16':>8} {'rounds':>9} {'allocs':>6}" if bf16 else ""))
 for s in shapes:
     S, L = map(int, s.split("x"))
-    ms, run, allocs, prof = kime[(S, L)]
+    ms, run, allocs, prof, each = kime[(S, L)]
     g = gflop(S, L) / (ms / 1e3)
     o = ort.get((S, L))
     row = (f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {run:7.1f} {100 * run / peak:6.1f}% "
-           f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} {allocs:>6}")
+           f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} "
+           f"{spread(each, (S, L)):>9} {allocs:>6}")
     if (S, L) in bf16:
-        bms, brun, ballocs, _ = bf16[(S, L)]
-        row += f" | {bms:8.2f} {brun:7.1f} {(f'{o / bms:7.2f}x' if o else '       -')} {ballocs:>6}"
+        bms, brun, ballocs, _, beach = bf16[(S, L)]
+        row += (f" | {bms:8.2f} {brun:7.1f} {(f'{o / bms:7.2f}x' if o else '       -')} "
+                f"{spread(beach, (S, L)):>9} {ballocs:>6}")
     print(row)
     if prof:
         print(f"{'':>7} {prof}")
