@@ -19,10 +19,14 @@ config.substitutions.append(("%data", config.kime_test_data))
 config.substitutions.append(("%src", config.kime_src_root))
 config.substitutions.append(("%python", sys.executable))
 
-# Tests of the bf16 kernels (kime-compile --cpu-precision bf16) run where the CPU has AVX512-BF16.
+# Tests of the bf16 kernels (kime-compile --cpu-precision bf16) run where the CPU has AVX512-BF16;
+# tests that run AVX-512 code only, where it has AVX-512.
 try:
     with open("/proc/cpuinfo") as f:
-        if any(l.startswith("flags") and " avx512_bf16" in l for l in f):
-            config.available_features.add("avx512bf16")
+        flags = next((l.split() for l in f if l.startswith("flags")), [])
+    if "avx512_bf16" in flags:
+        config.available_features.add("avx512bf16")
+    if "avx512f" in flags:
+        config.available_features.add("avx512")
 except OSError:
     pass

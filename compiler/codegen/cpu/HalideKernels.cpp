@@ -400,9 +400,11 @@ HalideKernel attentionTiles(const KernelSpec& s, int vector) {
   // Q queries a tile: two vectors on AVX-512, whose 32 registers hold a block's scores for both
   // (16) beside the queries' element and the broadcast key's: each key element loaded feeds twice
   // the FMAs (small 32x128 attention 15.2 -> 12.5 ms, base 32x128 1913 -> 1850 ms, base 8x16
-  // +1%: a tile then spans two 16-token sequences). One vector on AVX2 (16 registers) and NEON.
-  const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads), Q = vector >= 16 ? 2 * vector : vector,
-            KB = 8;
+  // +1%: a tile then spans two 16-token sequences). One vector on AVX2 (16 registers) and NEON,
+  // and where no sequence is longer than one (a bucket of 16 tokens: a second vector would be
+  // the last query repeated).
+  const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads),
+            Q = vector >= 16 && s.maxLen > vector ? 2 * vector : vector, KB = 8;
   Var c("c"), t("t"), qi("qi"), j("j"), d("d"), h("h"), tile("tile");
   Expr T = q.dim(1).extent();
   auto seqOf = [&](Expr row) { return clamp(qseq(clamp(row, 0, T - 1)), 0, cu.dim(0).extent() - 2); };
