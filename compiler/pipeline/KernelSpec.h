@@ -9,6 +9,9 @@
 
 namespace kime {
 
+// The most rows a bucket allows a linear for it to count as a few-row kernel (KernelSpec::fewRows).
+constexpr int64_t kFewRows = 16;
+
 // The static choices of one kernel. Two kernels with the same key are the same code.
 struct KernelSpec {
   std::string kind;  // embed | norm | linear | attention | head | select
@@ -25,6 +28,9 @@ struct KernelSpec {
   // each pair of inputs is rounded to bf16 for one dot-product instruction (vdpbf16ps); the sums
   // and everything after them stay f32.
   bool bf16 = false;
+  // The bucket allows this linear at most kFewRows rows (its tokens, or its output rows): the
+  // CPU register blocks then favour sweeping the weights, streamed from memory, fewest times.
+  bool fewRows = false;
   int64_t ropeHeads = 0;  // 0: no RoPE
   double ropeTheta = 0;
   int64_t ropeRows = 0;  // rows of the cos/sin tables: the longest sequence any bucket allows

@@ -1,5 +1,6 @@
 #include "Lowering.h"
 
+#include "codegen/cpu/CpuCodegen.h"
 #include "import/GraphImport.h"
 #include "kime/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -148,6 +149,8 @@ class StepBuilder {
       }
       s.residual = bool(k.arg("residual"));
       if (s.residual) step.args.push_back(arenaArg(k.arg("residual")));
+      // A few-row bucket gets a kernel of its own only where the CPU code differs for it.
+      s.fewRows = (s.outputRows ? b_.seqs + b_.markers : b_.tokens) <= kFewRows && cpu::linearDependsOnFewRows(s);
       step.flops = 2.0 * double(s.in) * double(s.out) * (s.act == "swiglu" ? 2 : 1);
     } else if (s.kind == "attention") {
       PlanArg q = arenaArg(k.arg("q")), kk = arenaArg(k.arg("k"));
