@@ -8,10 +8,10 @@
 namespace kime {
 
 uint16_t toBf16(float f) {
+  const float r = shapes::roundTo(shapes::DType::BF16, f);  // exact in bf16: the top half
   uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // quiet NaN
-  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  std::memcpy(&u, &r, 4);
+  return uint16_t(u >> 16);
 }
 
 namespace {

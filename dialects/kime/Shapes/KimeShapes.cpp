@@ -70,7 +70,9 @@ float roundTo(DType t, float v) {
   if (t != DType::BF16) return v;
   uint32_t b;
   std::memcpy(&b, &v, 4);
-  b = (b + 0x7fff + ((b >> 16) & 1)) & 0xffff0000u;
+  // A NaN stays a quiet NaN (rounding its payload bits away could make it an infinity).
+  if ((b & 0x7fffffffu) > 0x7f800000u) b = (b | 0x00400000u) & 0xffff0000u;
+  else b = (b + 0x7fff + ((b >> 16) & 1)) & 0xffff0000u;
   std::memcpy(&v, &b, 4);
   return v;
 }

@@ -52,7 +52,8 @@ std::string str(DType t);
 std::optional<DType> parseDType(const std::string& s);
 std::optional<Dim> parseDim(const std::string& s);
 bool isFloat(DType t);
-// The value nearest `v` that a weight of dtype `t` can hold (round to nearest even).
+// The value nearest `v` that a weight of dtype `t` can hold (round to nearest even; a NaN stays
+// a NaN).
 float roundTo(DType t, float v);
 
 // The result of a rule: a shape, or what is wrong with the operands.
