@@ -2,6 +2,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "codegen/cpu/CpuCodegen.h"
 #include "llvm/Support/CommandLine.h"
 #include "pipeline/Compile.h"
 #include "support/JsonFields.h"
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
   o.output = outPath;
   o.cpuPrecision = cpuPrecision;
   o.targets.assign(targets.begin(), targets.end());
-  if (o.targets.empty() && o.cpuPrecision == "bf16") o.targets = {"x86-64-avx512bf16"};
+  if (o.targets.empty() && o.cpuPrecision == "bf16") o.targets = {kime::cpu::kBf16Target};
   if (o.targets.empty()) o.targets = {"x86-64-avx2", "x86-64-avx512"};
   o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
   if (o.cudaArchs.empty() && o.cpuPrecision != "bf16") o.cudaArchs = {"sm_80", "sm_90"};
