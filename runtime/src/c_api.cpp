@@ -52,11 +52,26 @@ void kime_executor_options_init(kime_executor_options* o) {
   o->struct_size = sizeof *o;
 }
 
+void kime_model_options_init(kime_model_options* o) {
+  if (!o) return;
+  std::memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+}
+
 kime_status kime_model_open(const char* path, kime_model** out_model, kime_error* error) {
+  return kime_model_open_with_options(path, nullptr, out_model, error);
+}
+
+kime_status kime_model_open_with_options(const char* path, const kime_model_options* options,
+                                         kime_model** out_model, kime_error* error) {
   if (out_model) *out_model = nullptr;
   if (!path || !out_model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: path and out_model are required");
+  if (options && options->struct_size != sizeof *options)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: options were not made by kime_model_options_init");
   try {
-    auto m = kime::Model::open(path);
+    kime::ModelOptions o;
+    if (options && options->cpu_target) o.cpuTarget = options->cpu_target;
+    auto m = kime::Model::open(path, o);
     if (!m) return fail(error, m.error());
     *out_model = new kime_model{*m};
     return ok(error);

@@ -1,5 +1,6 @@
 // Loading the CPU kernels: the best code section this CPU runs, from memory, by the system's
 // loader (memfd + dlopen) or by kime's own (static executables; KIME_KERNEL_LOADER=kime).
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -108,7 +109,38 @@ std::variant<std::unique_ptr<LoadedCode>, std::string> loadBuiltin(const uint8_t
 
 }  // namespace
 
-std::optional<Error> loadCpuCode(ModelImpl& m) {
+namespace {
+
+std::string joined(const std::vector<std::string>& names, const char* sep) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : sep) + n;
+  return s;
+}
+
+// The code section to load: `pick`'s, or the first of this CPU's targets (best first) that the
+// artifact has; sets m.cpuTarget.
+std::variant<const SectionInfo*, Error> chooseCpuCode(ModelImpl& m, const std::string& pick) {
+  std::vector<std::string> have, host = hostCpuTargets();
+  for (const SectionInfo& s : m.sections)
+    if (s.name.rfind("code.cpu.", 0) == 0) have.push_back(s.name.substr(9));
+  const std::vector<std::string> wanted = pick.empty() ? host : std::vector<std::string>{pick};
+  if (!pick.empty() && std::find(host.begin(), host.end(), pick) == host.end())
+    return Error::unsupported("CPU target " + pick + " was asked for, but this CPU runs " +
+                              (host.empty() ? "no target kime knows" : joined(host, ", ")));
+  for (const std::string& t : wanted)
+    if (const SectionInfo* code = m.section("code.cpu." + t)) {
+      m.cpuTarget = t;
+      return code;
+    }
+  const std::string has = have.empty() ? "no target" : joined(have, ", ");
+  if (!pick.empty()) return Error::unsupported(m.path + ": the artifact has no " + pick + " code (it has CPU code for " + has + ")");
+  return Error::unsupported(m.path + ": the artifact has CPU code for " + has + ", but this machine needs " +
+                            (host.empty() ? "a target kime does not know" : joined(host, " or ")));
+}
+
+}  // namespace
+
+std::optional<Error> loadCpuCode(ModelImpl& m, const std::string& target) {
 #ifdef KIME_STATIC_RUNTIME
   m.loader = "kime";  // glibc's dlopen cannot serve a static executable
 #else
@@ -117,23 +149,9 @@ std::optional<Error> loadCpuCode(ModelImpl& m) {
   if (m.loader != "dlopen" && m.loader != "kime")
     return Error::unsupported("KIME_KERNEL_LOADER is \"" + m.loader + "\"; it may be \"dlopen\" or \"kime\"");
 #endif
-  std::vector<std::string> have;
-  for (const SectionInfo& s : m.sections)
-    if (s.name.rfind("code.cpu.", 0) == 0) have.push_back(s.name.substr(9));
-  std::vector<std::string> host = hostCpuTargets();
-  const SectionInfo* code = nullptr;
-  for (const std::string& t : host)
-    if ((code = m.section("code.cpu." + t))) {
-      m.cpuTarget = t;
-      break;
-    }
-  if (!code) {
-    std::string a, b;
-    for (const std::string& t : have) a += (a.empty() ? "" : ", ") + t;
-    for (const std::string& t : host) b += (b.empty() ? "" : " or ") + t;
-    return Error::unsupported(m.path + ": the artifact has CPU code for " + (a.empty() ? "no target" : a) +
-                              ", but this machine needs " + (b.empty() ? "a target kime does not know" : b));
-  }
+  auto chosen = chooseCpuCode(m, target);
+  if (auto* err = std::get_if<Error>(&chosen)) return *err;
+  const SectionInfo* code = std::get<const SectionInfo*>(chosen);
 #ifdef KIME_STATIC_RUNTIME
   auto loaded = loadBuiltin(m.map + code->offset, code->size);
 #else

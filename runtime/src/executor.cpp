@@ -21,10 +21,10 @@ const char* takeKernelError();
 Model::Model(std::unique_ptr<ModelImpl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
-Expected<std::shared_ptr<Model>> Model::open(const std::string& path) {
+Expected<std::shared_ptr<Model>> Model::open(const std::string& path, const ModelOptions& options) {
   auto impl = std::make_unique<ModelImpl>();
   if (auto err = loadArtifact(path, *impl)) return *err;
-  if (auto err = loadCpuCode(*impl)) return *err;
+  if (auto err = loadCpuCode(*impl, options.cpuTarget)) return *err;
   return std::shared_ptr<Model>(new Model(std::move(impl)));
 }
 
@@ -365,7 +365,7 @@ Caps Executor::caps() const {
   return {"cpu", impl_->threads, false, true};
 }
 
-double Executor::flops(const Batch& batch) const {
+double Executor::flops(const Batch& batch, const std::string& kernels) const {
   ModelImpl& m = impl_->m();
   const size_t t = batch.tokens(), seqs = batch.seqs(), k = batch.markerCount();
   // Query-key pairs: each token's sequence length, summed (squared lengths); for kime-prune-rows'
@@ -381,6 +381,7 @@ double Executor::flops(const Batch& batch) const {
     if (!bi.bucket.holds(t, seqs, k)) continue;
     double f = 0;
     for (const StepInfo& s : bi.steps) {
+      if (!kernels.empty() && kernels != m.kernelKinds[s.kernel] && kernels != m.kernelNames[s.kernel]) continue;
       double rows = double(rowsOf(s.flopRows, int64_t(t), int64_t(seqs), int64_t(k), 0));
       if (m.kernelKinds[s.kernel] == "attention") rows = s.flopRows == RowSym::R ? outputPairs : pairs;
       f += s.flops * rows;

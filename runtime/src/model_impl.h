@@ -135,8 +135,9 @@ size_t stagedRows(size_t i, const Bucket& b);
 // empty); per output row its token (-1 for an empty sequence's), sequence and position; and where
 // the heads find their rows among the output rows.
 void stageIndices(const Batch& b, int32_t* const* arrays);
-// Picks and loads the best CPU code section for this machine.
-std::optional<Error> loadCpuCode(ModelImpl& m);
+// Loads the best CPU code section for this machine, or the one of `target` where given
+// (refused by name where the CPU cannot run it or the artifact lacks it).
+std::optional<Error> loadCpuCode(ModelImpl& m, const std::string& target = "");
 // The CPU target names this machine can run, best first.
 std::vector<std::string> hostCpuTargets();
 

@@ -23,14 +23,17 @@ using kime::tools::Args;
 const char* kUsage =
     "usage: kime-run MODEL.kime BATCH.json [--stage S] [--threads N] [--device cpu|cuda [--cuda-math tf32|f32]]\n"
     "                                   run; outputs as JSON\n"
+    "       (with any of them: --cpu-target NAME   that CPU code of the artifact, e.g. x86-64-avx2, not the best)\n"
     "       kime-run MODEL.kime --inspect                             stages, buckets, kernels, sections\n"
     "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--device cpu|cuda] [--runs N] [--profile]\n"
     "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations;\n"
     "                                   --profile adds the time per kernel class, --profile-kernels per kernel (cpu)\n"
     "       kime-run --reference GRAPH.json MODEL.safetensors BATCH.json   f64 reference outputs\n";
 
-std::shared_ptr<kime::Model> openModel(const std::string& path) {
-  auto m = kime::Model::open(path);
+std::shared_ptr<kime::Model> openModel(const std::string& path, const Args& args) {
+  kime::ModelOptions o;
+  o.cpuTarget = args.get("--cpu-target", "");
+  auto m = kime::Model::open(path, o);
   if (!m) throw std::runtime_error(m.error().text());
   return *m;
 }
@@ -47,7 +50,7 @@ std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const A
 }
 
 int runBatch(const Args& args) {
-  auto model = openModel(args.positional[0]);
+  auto model = openModel(args.positional[0], args);
   auto exec = executor(model, args);
   kime::tools::OwnedBatch b = kime::tools::readBatchFile(args.positional[1]);
   kime::Outputs out;
@@ -65,7 +68,7 @@ int runBatch(const Args& args) {
 }
 
 int bench(const Args& args) {
-  auto model = openModel(args.positional[0]);
+  auto model = openModel(args.positional[0], args);
   auto exec = executor(model, args);
   const size_t runs = args.has("--runs") ? std::stoul(args.get("--runs")) : 30;
   std::printf("# %s, %s; batches fill each bucket: S sequences of L tokens\n", model->name().c_str(),
@@ -104,8 +107,13 @@ int bench(const Args& args) {
       double total = 0;
       for (const auto& [kind, sec] : exec->profile(i, perKernel)) total += sec;
       std::printf(perKernel ? "  time per kernel:" : "  time per kernel class:");
-      for (const auto& [kind, sec] : exec->profile(i, perKernel))
-        std::printf(" %s %.1f%% (%.3f ms)", kind.c_str(), 100 * sec / total, 1e3 * sec / double(runs));
+      // Each kernel's (or class's) share, ms a run, and where it runs FLOPs, its GFLOP/s.
+      for (const auto& [kind, sec] : exec->profile(i, perKernel)) {
+        const double ms = 1e3 * sec / double(runs), f = exec->flops(batch.view(), kind);
+        std::printf(" %s %.1f%% (%.3f ms", kind.c_str(), 100 * sec / total, ms);
+        if (f > 0 && ms > 0) std::printf(", %.1f GFLOP/s", f / ms / 1e6);
+        std::printf(")");
+      }
       std::printf("\n");
     }
   }
@@ -116,7 +124,7 @@ int bench(const Args& args) {
 
 int main(int argc, char** argv) {
   try {
-    Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device", "--cuda-math"},
+    Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device", "--cuda-math", "--cpu-target"},
                             {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help"});
     if (args.has("--help")) {
       std::cout << kUsage;
@@ -124,7 +132,7 @@ int main(int argc, char** argv) {
     }
     if (args.has("--reference")) return kime::tools::runReference(args);
     if (args.has("--inspect") && args.positional.size() == 1) {
-      std::cout << openModel(args.positional[0])->inspect();
+      std::cout << openModel(args.positional[0], args)->inspect();
       return 0;
     }
     if (args.has("--bench") && args.positional.size() == 1) return bench(args);

@@ -80,7 +80,21 @@ typedef struct kime_executor_options {
 
 void kime_executor_options_init(kime_executor_options* options);
 
+typedef struct kime_model_options {
+  uint32_t struct_size;   /* sizeof(kime_model_options), set by kime_model_options_init */
+  /* NULL: the best CPU code of the artifact this CPU runs. Else that code section, e.g.
+   * "x86-64-avx2" on an AVX-512 machine (to run or measure each path): KIME_UNSUPPORTED, naming
+   * it, where the CPU lacks it or the artifact has no code for it. */
+  const char* cpu_target;
+} kime_model_options;
+
+void kime_model_options_init(kime_model_options* options);
+
+/* kime_model_open_with_options with the default options. */
 KIME_MUST_USE kime_status kime_model_open(const char* path, kime_model** out_model, kime_error* error);
+/* Maps the artifact at `path`, checks it and loads its CPU code; `options` may be NULL. */
+KIME_MUST_USE kime_status kime_model_open_with_options(const char* path, const kime_model_options* options,
+                                                       kime_model** out_model, kime_error* error);
 void kime_model_release(kime_model* model);
 
 KIME_MUST_USE kime_status kime_executor_create(kime_model* model, const kime_executor_options* options,

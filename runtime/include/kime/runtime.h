@@ -54,12 +54,19 @@ class Expected {
 struct ModelImpl;
 class Executor;
 
+struct ModelOptions {
+  // "": the best CPU code of the artifact this CPU runs. Else that code section (e.g.
+  // "x86-64-avx2" on an AVX-512 machine, to run or measure each path); Unsupported, naming it,
+  // where the CPU lacks it or the artifact has none.
+  std::string cpuTarget;
+};
+
 // A loaded artifact. Errors while loading are Unsupported (a file that is not a usable kime
 // artifact, or code for no CPU this machine has) with a message that names the file and what is
 // wrong.
 class Model {
  public:
-  static Expected<std::shared_ptr<Model>> open(const std::string& path);
+  static Expected<std::shared_ptr<Model>> open(const std::string& path, const ModelOptions& options = {});
   ~Model();
 
   const std::string& name() const;
@@ -122,8 +129,9 @@ class Executor {
   // perKernel: per kernel ("k5_linear") instead of per class ("linear").
   std::vector<std::pair<std::string, double>> profile(size_t index, bool perKernel = false) const;
   // The matmul FLOPs (projections, MLP, heads, and q.k and p.v of attention) a batch costs,
-  // counted analytically from the plan of the bucket that holds it; 0 when none does.
-  double flops(const Batch& batch) const;
+  // counted analytically from the plan of the bucket that holds it; 0 when none does. `kernels`:
+  // only those of one class ("linear") or one kernel ("k5_linear").
+  double flops(const Batch& batch, const std::string& kernels = "") const;
 
  private:
   explicit Executor(std::unique_ptr<ExecutorImpl> impl);

@@ -1,6 +1,7 @@
 // The C API: handles, status codes and messages, zeroed out-parameters, and a real run.
 #include <cstring>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "CompiledModel.h"
@@ -77,6 +78,27 @@ TEST(CApi, NoBucketHasItsOwnStatus) {
   EXPECT_STREQ(err.message, "no serve bucket holds 600 tokens, 1 sequences and 0 markers (its largest bucket holds 512 tokens, 32 sequences and 128 markers)");
   kime_executor_release(exec);
   kime_model_release(model);
+}
+
+TEST(CApi, ModelOptionsPickACpuTargetOrRefuseItByName) {
+  kime_error err;
+  kime_model_options o;
+  kime_model_options_init(&o);
+  o.cpu_target = "x86-64-avx2";  // the shared artifact's code; every x86-64 CPU kime runs on has it
+  kime_model* model = nullptr;
+  ASSERT_EQ(kime_model_open_with_options(test::smallModel().artifact.c_str(), &o, &model, &err), KIME_OK) << err.message;
+  kime_model_release(model);
+  o.cpu_target = "arm-64";
+  EXPECT_EQ(kime_model_open_with_options(test::smallModel().artifact.c_str(), &o, &model, &err), KIME_UNSUPPORTED);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_THAT(err.message, ::testing::StartsWith("unsupported: CPU target arm-64 was asked for, but this CPU runs "));
+  kime_model_options uninitialized = {};
+  EXPECT_EQ(kime_model_open_with_options(test::smallModel().artifact.c_str(), &uninitialized, &model, &err),
+            KIME_INVALID_ARGUMENT);
+  // C++: the target loaded is the one asked for.
+  auto cpp = Model::open(test::smallModel().artifact, ModelOptions{"x86-64-avx2"});
+  ASSERT_TRUE(cpp) << cpp.error().text();
+  EXPECT_EQ((*cpp)->cpuTarget(), "x86-64-avx2");
 }
 
 }  // namespace
