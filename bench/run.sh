@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# CPU benchmark: kime against this machine's FMA peak and, when the peer harness is installed,
-# against ONNX Runtime on the same model, weights and batch shapes, all in this one run.
+# CPU benchmark: every x86 code path kime emits that this CPU runs (AVX2 always, AVX-512 where
+# present, each forced with kime-run --cpu-target), each against its own ISA's FMA peak and, when
+# the peer harness is installed, against ONNX Runtime on the same model, weights and batch
+# shapes, all in this one run.
 #   bench/run.sh [CONFIG...]            default: small base
-# Each shape is timed ROUNDS times (default 3) for each side, kime and ORT taking turns; the
-# table shows medians.
+# Each shape is timed ROUNDS times (default 3) for each side, the code paths and ORT taking
+# turns; the tables show medians, one table per code path.
 # Environment: KIME_PEERS=DIR  an installed copy of ../shared/peers (cp -r ../shared/peers DIR;
 #              DIR/install.sh) to time ONNX Runtime too; SHAPES="1x16 8x16 ..."; THREADS=2;
 #              BF16=0 to leave out the bf16 columns (kime-compile --cpu-precision bf16, an opt-in
@@ -20,8 +22,13 @@ mkdir -p "$out"
 bin=$root/build/bin
 
 gcc -O2 -pthread "$root/bench/fma_peak.c" -o "$out/fma_peak"
-read -r isa peak1 peak2 < <("$out/fma_peak")
-echo "# FMA peak ($isa): $peak1 GFLOP/s on 1 thread, $peak2 GFLOP/s on 2 threads"
+"$out/fma_peak" > "$out/peaks.txt"
+while read -r isa peak1 peak2; do
+  echo "# FMA peak ($isa): $peak1 GFLOP/s on 1 thread, $peak2 GFLOP/s on 2 threads"
+done < "$out/peaks.txt"
+# The code paths to time: x86-64-<isa> for each ISA the peak probe found.
+targets=()
+while read -r isa _; do targets+=("x86-64-$isa"); done < "$out/peaks.txt"
 
 for cfg in "${configs[@]}"; do
   case_dir=$out/$cfg
@@ -51,7 +58,7 @@ PY
         --buckets "$case_dir/buckets.json" --cpu-precision bf16 -o "$case_dir/model-bf16.kime" \
         -j "$(nproc)" 2> "$case_dir/compile-bf16.log"
   fi
-  : > "$case_dir/kime.txt"
+  for t in "${targets[@]}"; do : > "$case_dir/kime-$t.txt"; done
   : > "$case_dir/kime-bf16.txt"
   : > "$case_dir/ort.jsonl"
   peers=0
@@ -64,16 +71,19 @@ PY
   for s in $shapes; do
     runs=20; [ "$cfg" = base ] && runs=5
     for round in $(seq "${ROUNDS:-3}"); do
-      "$bin/kime-run" "$case_dir/model.kime" --bench --stage "s$s" --threads "$threads" --runs $runs --profile \
-        >> "$case_dir/kime.txt"
+      for t in "${targets[@]}"; do
+        "$bin/kime-run" "$case_dir/model.kime" --cpu-target "$t" --bench --stage "s$s" --threads "$threads" \
+          --runs $runs --profile >> "$case_dir/kime-$t.txt"
+      done
       [ "$bf16" = 0 ] || "$bin/kime-run" "$case_dir/model-bf16.kime" --bench --stage "s$s" --threads "$threads" \
         --runs $runs --profile >> "$case_dir/kime-bf16.txt"
       [ "$peers" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort.jsonl")
     done
   done
-  python3 - "$case_dir" "$peak2" $shapes <<'PY'
+  python3 - "$case_dir" "$out/peaks.txt" "${targets[*]}" $shapes <<'PY'
 import json, re, sys
-case, peak, shapes = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+case, peaks_file, targets, shapes = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
+peaks = {f"x86-64-{l.split()[0]}": float(l.split()[2]) for l in open(peaks_file) if l.strip()}
 c = json.load(open(f"{case}/config.json"))
 d, hd, H, KV, F, nl = c["hidden"], c["hidden"] // c["heads"], c["heads"], c["kv_heads"], c["ffn"], c["layers"]
 def gflop(S, L):  # the peers' count: projections, MLP, attention; 2 FLOPs per multiply-add
@@ -100,8 +110,6 @@ def kime_rounds(path):
         mid = min(rs, key=lambda r: abs(r[0] - ms))
         out[key] = (ms, median([r[1] for r in rs]), str(max(r[2] for r in rs)), mid[3], [r[0] for r in rs])
     return out
-kime = kime_rounds(f"{case}/kime.txt")
-bf16 = kime_rounds(f"{case}/kime-bf16.txt")
 ort_rounds = {}
 for r in map(json.loads, open(f"{case}/ort.jsonl")):
     ort_rounds.setdefault((r["S"], r["L"]), []).append(r["ms"])
@@ -112,27 +120,35 @@ def spread(kime_ms, key):
     pairs = list(zip(ort_rounds.get(key, []), kime_ms))
     return f"{min(o / k for o, k in pairs):.2f}-{max(o / k for o, k in pairs):.2f}" if pairs else "-"
 print(f"\n## {c.get('name', case.split('/')[-1])}: " + json.dumps(c))
-# GFLOP/s: the model's FLOPs (the peers' count) per second; exec: the FLOPs kime ran per second
-# (less than the model's once kime-prune-rows computes the last layer only for the heads' rows);
-# % peak is of the FLOPs run.
+# One table per code path. GFLOP/s: the model's FLOPs (the peers' count) per second; exec: the
+# FLOPs kime ran per second (less than the model's once kime-prune-rows computes the last layer
+# only for the heads' rows); % peak is of the FLOPs run, against the FMA peak of the path's own
+# ISA; linear: the linear kernels' FLOPs per second of their time (from --profile), and that
+# against the same peak.
 # bf16 (opt-in): the same model compiled with --cpu-precision bf16, timed in the same rounds; its
 # exec GFLOP/s may pass the f32 FMA peak (a bf16 dot product does two multiply-adds a lane).
-print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'exec':>7} {'% peak':>7} {'ORT ms':>8} {'ORT/kime':>8} {'rounds':>9} {'allocs':>6}"
-      + (f" | {'bf16 ms':>8} {'exec':>7} {'ORT/bf16':>8} {'rounds':>9} {'allocs':>6}" if bf16 else ""))
-for s in shapes:
-    S, L = map(int, s.split("x"))
-    ms, run, allocs, prof, each = kime[(S, L)]
-    g = gflop(S, L) / (ms / 1e3)
-    o = ort.get((S, L))
-    row = (f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {run:7.1f} {100 * run / peak:6.1f}% "
-           f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} "
-           f"{spread(each, (S, L)):>9} {allocs:>6}")
-    if (S, L) in bf16:
-        bms, brun, ballocs, _, beach = bf16[(S, L)]
-        row += (f" | {bms:8.2f} {brun:7.1f} {(f'{o / bms:7.2f}x' if o else '       -')} "
-                f"{spread(beach, (S, L)):>9} {ballocs:>6}")
-    print(row)
-    if prof:
-        print(f"{'':>7} {prof}")
+def table(title, rounds, peak):
+    print(f"\n### {title}: FMA peak {peak:.1f} GFLOP/s on 2 threads")
+    print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'exec':>7} {'% peak':>7} {'linear':>7} {'% peak':>7} "
+          f"{'ORT ms':>8} {'ORT/kime':>8} {'rounds':>9} {'allocs':>6}")
+    for s in shapes:
+        S, L = map(int, s.split("x"))
+        if (S, L) not in rounds:
+            continue
+        ms, run, allocs, prof, each = rounds[(S, L)]
+        g = gflop(S, L) / (ms / 1e3)
+        o = ort.get((S, L))
+        lin = re.search(r"linear [\d.]+% \([\d.]+ ms, ([\d.]+) GFLOP/s\)", prof)
+        lin = float(lin[1]) if lin else 0.0
+        print(f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {run:7.1f} {100 * run / peak:6.1f}% {lin:7.1f} {100 * lin / peak:6.1f}% "
+              f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} "
+              f"{spread(each, (S, L)):>9} {allocs:>6}")
+        if prof:
+            print(f"{'':>7} {prof}")
+for t in targets:
+    table(f"kime f32, {t}", kime_rounds(f"{case}/kime-{t}.txt"), peaks[t])
+bf16 = kime_rounds(f"{case}/kime-bf16.txt")
+if bf16:
+    table("kime bf16 (--cpu-precision bf16), x86-64-avx512bf16", bf16, peaks["x86-64-avx512"])
 PY
 done
