@@ -11,6 +11,7 @@
 #include "artifact/ArtifactWriter.h"
 #include "buckets/Buckets.h"
 #include "codegen/cpu/CpuCodegen.h"
+#include "codegen/cpu/Schedule.h"
 #include "codegen/cuda/CudaKernels.h"
 #include "common/BatchGen.h"
 #include "import/GraphImport.h"
@@ -226,6 +227,15 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
     out << cuda::moduleSource(kernels.specs, names, cuda::parseMath(o.cudaMath.empty() ? "tf32" : o.cudaMath.front()));
     return;
   }
+  if (o.emit == "schedule") {
+    // Each kernel's schedule for every target asked for (the x86 ones by default).
+    const std::vector<std::string> targets = o.targets.empty() ? std::vector<std::string>{"x86-64-avx2", "x86-64-avx512"} : o.targets;
+    for (const std::string& t : targets)
+      for (size_t i = 0; i < kernels.specs.size(); ++i)
+        out << "// kernel " << names[i] << " for " << t << ": " << kernels.specs[i].key() << "\n"
+            << cpu::describeSchedule(kernels.specs[i], cpu::isaOf(t)) << "\n";
+    return;
+  }
   if (o.emit == "halide" || o.emit == "asm") {
     std::string target = o.targets.empty() ? "x86-64-avx2" : o.targets.front();
     for (size_t i = 0; i < kernels.specs.size(); ++i)
@@ -235,7 +245,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
     return;
   }
   if (!o.emit.empty())
-    throw CompileError("--emit must be mlir, plan, halide, asm or cuda, not \"" + o.emit + "\"");
+    throw CompileError("--emit must be mlir, plan, schedule, halide, asm or cuda, not \"" + o.emit + "\"");
 
   std::vector<Section> sections;
   OJson weightsJson = OJson::array();

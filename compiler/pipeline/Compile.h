@@ -13,7 +13,7 @@ struct CompileOptions {
   std::vector<std::string> targets;  // CPU targets, e.g. x86-64-avx2
   std::vector<std::string> cudaArchs;  // PTX for these, e.g. sm_90; none: no CUDA code
   std::vector<std::string> cudaMath = {"tf32", "f32"};  // PTX for each (tensor cores, exact f32)
-  std::string emit;                  // "", mlir, plan, halide, asm, cuda
+  std::string emit;                  // "", mlir, plan, schedule, halide, asm, cuda
   bool verify = false;
   bool pruneRows = true;             // kime-prune-rows: the last layer only for the heads' rows
   // f32, or bf16 (opt-in): the linears' weights in bf16 and their inputs rounded to bf16, for

@@ -12,6 +12,21 @@ namespace kime {
 // The most rows a bucket allows a linear for it to count as a few-row kernel (KernelSpec::fewRows).
 constexpr int64_t kFewRows = 16;
 
+// RoPE rotates element i < hd/2 of a head with element i + hd/2. Where hd is a multiple of
+// kRopePairGroup, the q and k weights (and biases) are packed with each head's columns
+// interleaved: column p of a head holds its element ropeColumnSource(p, hd), so that every group
+// of 16 columns is 8 elements of the first half and, 8 columns on, their partners; angle
+// (p / 16) * 8 + p % 8. q.k over a head is the same sum in another order, so attention reads
+// them as they are.
+constexpr int64_t kRopePairGroup = 16;
+// The columns of a RoPE linear that hold each other's partners: kRopePairGroup, or a whole head.
+struct KernelSpec;
+int64_t ropePairGroup(const KernelSpec& s);
+inline int64_t ropeColumnSource(int64_t p, int64_t hd) {
+  const int64_t half = hd / 2, g = p % hd / kRopePairGroup, second = p % kRopePairGroup / (kRopePairGroup / 2);
+  return p / hd * hd + second * half + g * (kRopePairGroup / 2) + p % (kRopePairGroup / 2);
+}
+
 // The static choices of one kernel. Two kernels with the same key are the same code.
 struct KernelSpec {
   std::string kind;  // embed | norm | linear | attention | head | select
@@ -32,6 +47,9 @@ struct KernelSpec {
   // CPU register blocks then favour sweeping the weights, streamed from memory, fewest times.
   bool fewRows = false;
   int64_t ropeHeads = 0;  // 0: no RoPE
+  // The weights' columns interleaved (ropeColumnSource): every group of kRopePairGroup columns
+  // holds each output's rotation partner, so that register blocks need not hold whole heads.
+  bool ropeInterleaved = false;
   double ropeTheta = 0;
   int64_t ropeRows = 0;  // rows of the cos/sin tables: the longest sequence any bucket allows
   // embed

@@ -1,6 +1,6 @@
 #include "Lowering.h"
 
-#include "codegen/cpu/CpuCodegen.h"
+#include "codegen/cpu/Schedule.h"
 #include "import/GraphImport.h"
 #include "kime/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -67,7 +67,7 @@ class StepBuilder {
   StepBuilder(const Bucket& b, int64_t ropeRows, WeightPacker& w, bool bf16)
       : b_(b), ropeRows_(ropeRows), w_(w), bf16_(bf16) {}
 
-  PlanArg weight(KernelOp k, const char* role, const char* layout) {
+  PlanArg weight(KernelOp k, const char* role, const std::string& layout) {
     auto op = k.arg(role).getDefiningOp<WeightOp>();
     if (!op) throw CompileError("internal: kernel operand \"" + std::string(role) + "\" is not a weight");
     int64_t id = w_.use(op.getNode().str(), layout);
@@ -128,21 +128,25 @@ class StepBuilder {
       s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
       // bf16 where the weights make whole panels of whole pairs; a linear of an odd width keeps f32.
       s.bf16 = bf16_ && s.panel && s.in % 2 == 0;
-      const char* layout = s.bf16 ? "pairs.bf16" : s.panel ? "panels" : "transposed";
+      auto heads = k.getConfig().getAs<IntegerAttr>("rope_heads");
+      s.ropeHeads = heads ? heads.getInt() : 0;
+      const int64_t hd = s.ropeHeads ? s.out / s.ropeHeads : 0;
+      s.ropeInterleaved = s.ropeHeads && hd % kRopePairGroup == 0;
+      // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
+      const std::string order = s.ropeInterleaved ? ":rope" + std::to_string(hd) : "";
+      const std::string layout = (s.bf16 ? "pairs.bf16" : s.panel ? "panels" : "transposed") + order;
       step.args.push_back(weight(k, "weight", layout));
       s.bias = bool(k.arg("bias"));
-      if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
+      if (s.bias) step.args.push_back(weight(k, "bias", "rows" + order));
       if (s.act == "swiglu") {
         step.args.push_back(weight(k, "weight.up", layout));
         if (bool(k.arg("bias.up")) != s.bias)
           throw CompileError("kernel \"" + step.node + "\": gate and up must both have a bias or neither");
-        if (s.bias) step.args.push_back(weight(k, "bias.up", "rows"));
+        if (s.bias) step.args.push_back(weight(k, "bias.up", "rows" + order));
       }
-      if (auto heads = k.getConfig().getAs<IntegerAttr>("rope_heads")) {
-        s.ropeHeads = heads.getInt();
+      if (s.ropeHeads) {
         s.ropeTheta = config<FloatAttr>(k, "rope_theta").getValueAsDouble();
         s.ropeRows = ropeRows_;
-        const int64_t hd = s.out / s.ropeHeads;
         step.args.push_back(s.outputRows ? outputRows("out_pos") : tokens("tokpos"));
         step.args.push_back(weightArg(w_.ropeTable(false, hd, s.ropeTheta, ropeRows_)));
         step.args.push_back(weightArg(w_.ropeTable(true, hd, s.ropeTheta, ropeRows_)));
@@ -150,7 +154,7 @@ class StepBuilder {
       s.residual = bool(k.arg("residual"));
       if (s.residual) step.args.push_back(arenaArg(k.arg("residual")));
       // A few-row bucket gets a kernel of its own only where the CPU code differs for it.
-      s.fewRows = (s.outputRows ? b_.seqs + b_.markers : b_.tokens) <= kFewRows && cpu::linearDependsOnFewRows(s);
+      s.fewRows = (s.outputRows ? b_.seqs + b_.markers : b_.tokens) <= kFewRows && cpu::fewRowsChangesSchedule(s);
       step.flops = 2.0 * double(s.in) * double(s.out) * (s.act == "swiglu" ? 2 : 1);
     } else if (s.kind == "attention") {
       PlanArg q = arenaArg(k.arg("q")), kk = arenaArg(k.arg("k"));

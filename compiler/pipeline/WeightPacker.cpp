@@ -1,8 +1,10 @@
 #include "WeightPacker.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "pipeline/KernelSpec.h"
 #include "support/Diagnostic.h"
 
 namespace kime {
@@ -17,6 +19,21 @@ uint16_t toBf16(float f) {
 namespace {
 
 int64_t elementBytes(const PackedWeight& w) { return w.dtype == "bf16" ? 2 : 4; }
+
+// Reorders the columns of a weight ([out, in] as stored: its rows) or a bias ([out]) for heads
+// of `hd` columns: row p becomes the stored row ropeColumnSource(p, hd).
+void interleaveRopeColumns(PackedWeight& w, int64_t hd) {
+  const int64_t out = w.shape.empty() ? 0 : w.shape[0];
+  if (hd <= 0 || hd % kRopePairGroup != 0 || out % hd != 0)
+    throw CompileError("internal: interleaved RoPE columns of \"" + w.name + "\" for heads of " + std::to_string(hd));
+  const size_t row = w.values.size() / size_t(out);
+  std::vector<float> v(w.values.size());
+  for (int64_t p = 0; p < out; ++p) {
+    const size_t from = size_t(ropeColumnSource(p, hd)) * row;
+    std::copy(w.values.begin() + long(from), w.values.begin() + long(from + row), v.begin() + long(size_t(p) * row));
+  }
+  w.values = std::move(v);
+}
 
 }  // namespace
 
@@ -34,10 +51,16 @@ int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
   const TensorView* t = checkpoint_.find(name);
   if (!t) throw CompileError(checkpoint_.source() + ": weight \"" + name + "\" is missing");
   PackedWeight w{name, layout, t->shape, t->toFloat(), 0};
-  if (layout == "transposed" || layout == "panels") {
+  // "<layout>:rope<hd>": the columns (rows as stored) in KernelSpec.h's interleaved RoPE order.
+  std::string base = layout;
+  if (size_t at = layout.find(":rope"); at != std::string::npos) {
+    base = layout.substr(0, at);
+    interleaveRopeColumns(w, std::stoll(layout.substr(at + 5)));
+  }
+  if (base == "transposed" || base == "panels") {
     if (t->shape.size() != 2) throw CompileError("internal: transposing a weight of rank != 2");
     const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;
-    const bool panels = layout == "panels";
+    const bool panels = base == "panels";
     if (panels && o % P != 0) throw CompileError("internal: panels of a weight whose rows they do not divide");
     std::vector<float> tr(w.values.size());
     for (int64_t i = 0; i < o; ++i)
@@ -45,7 +68,7 @@ int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
         tr[size_t(panels ? ((i / P) * k + j) * P + i % P : j * o + i)] = w.values[size_t(i * k + j)];
     w.values = std::move(tr);
     w.shape = panels ? std::vector<int64_t>{o / P * k, P} : std::vector<int64_t>{k, o};
-  } else if (layout == "pairs.bf16") {
+  } else if (base == "pairs.bf16") {
     if (t->shape.size() != 2) throw CompileError("internal: pairing a weight of rank != 2");
     const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;
     if (o % P != 0 || k % 2 != 0) throw CompileError("internal: bf16 pairs of a weight of odd inputs or partial panels");
@@ -57,7 +80,7 @@ int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
     w.values = std::move(pr);
     w.shape = {o / P * k / 2, P * 2};
     w.dtype = "bf16";
-  } else if (layout != "rows") {
+  } else if (base != "rows") {
     throw CompileError("internal: unknown weight layout \"" + layout + "\"");
   }
   return add(std::move(w));

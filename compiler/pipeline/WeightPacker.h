@@ -34,8 +34,9 @@ class WeightPacker {
  public:
   explicit WeightPacker(const Checkpoint& c) : checkpoint_(c) {}
 
-  // The id of `name` packed in `layout` ("rows", "transposed", "panels" or "pairs.bf16"),
-  // packing it on first use.
+  // The id of `name` packed in `layout` ("rows", "transposed", "panels" or "pairs.bf16", each
+  // optionally followed by ":rope<hd>": the columns interleaved for RoPE, KernelSpec.h), packing
+  // it on first use.
   int64_t use(const std::string& name, const std::string& layout);
   // cos (or sin) of p * theta^(-2i/hd) for p < rows, i < hd/2, computed in f64.
   int64_t ropeTable(bool sine, int64_t hd, double theta, int64_t rows);

@@ -17,8 +17,8 @@ static cl::opt<std::string> bucketsPath("buckets", cl::desc("the bucket file (st
 static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16 (--cpu-precision bf16 only); comma separated or repeated"),
                                      cl::CommaSeparated, cl::value_desc("target"));
 static cl::opt<std::string> outPath("o", cl::desc("the artifact to write (with --emit: the file to print to)"), cl::value_desc("model.kime"));
-static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), halide (lowered kernels), asm (their assembly for the first target), cuda (the generated CUDA C++)"),
-                                 cl::value_desc("mlir|plan|halide|asm|cuda"));
+static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), schedule (each kernel's CPU schedule per target), halide (lowered kernels), asm (their assembly for the first target), cuda (the generated CUDA C++)"),
+                                 cl::value_desc("mlir|plan|schedule|halide|asm|cuda"));
 static cl::list<std::string> cudaMath("cuda-math", cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 (exact FMA); default both, --emit=cuda shows the first"),
                                       cl::CommaSeparated, cl::value_desc("tf32|f32"));
 static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90, none with --cpu-precision bf16; \"none\" for no CUDA code)"),

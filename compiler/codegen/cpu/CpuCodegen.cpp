@@ -54,12 +54,6 @@ static std::string libcFor(const std::string& target) {
                      (target == "arm-64" ? ", Debian package libc6-arm64-cross)" : ")"));
 }
 
-static int lanesOf(const std::string& target) {
-  if (target == "x86-64-avx512" || target == kBf16Target) return 16;
-  if (target == "x86-64-avx2") return 8;
-  return 4;
-}
-
 static Halide::Target kernelTarget(const std::string& target) {
   // Kernels carry no runtime of their own: the shared object gets exactly one.
   return Halide::Target(halideTarget(target)).with_feature(Halide::Target::NoRuntime);
@@ -79,7 +73,7 @@ std::string compileSharedObject(const std::vector<KernelSpec>& specs,
   // the object) differently from one compile to the next.
   std::vector<Halide::Module> lowered;
   for (size_t i = 0; i < specs.size(); ++i) {
-    HalideKernel k = buildKernel(specs[i], lanesOf(target));
+    HalideKernel k = buildKernel(specs[i], isaOf(target));
     lowered.push_back(k.pipeline.compile_to_module(k.args, names[i], kernelTarget(target)));
   }
   auto worker = [&] {
@@ -116,7 +110,7 @@ std::string compileSharedObject(const std::vector<KernelSpec>& specs,
 static std::string kernelText(const KernelSpec& spec, const std::string& name, const std::string& target,
                               Halide::OutputFileType type, const char* ext) {
   TempDir dir;
-  HalideKernel k = buildKernel(spec, lanesOf(target));
+  HalideKernel k = buildKernel(spec, isaOf(target));
   fs::path file = dir.path() / (name + ext);
   k.pipeline.compile_to({{type, file.string()}}, k.args, name, kernelTarget(target));
   return json::readFile(file.string());

@@ -17,11 +17,6 @@ inline constexpr const char* kBf16Target = "x86-64-avx512bf16";
 // Halide's spelling of one of them; throws CompileError naming the known ones otherwise.
 std::string halideTarget(const std::string& target);
 
-// Whether a linear's CPU code depends on KernelSpec::fewRows: only where AVX-512's 8 x 3 register
-// block (its few-row block) fits the outputs, a multiple of 3 vectors, whole heads with RoPE.
-// Elsewhere a few-row bucket shares the other buckets' kernel.
-bool linearDependsOnFewRows(const KernelSpec& spec);
-
 // The kernels named `names[i]` for `specs[i]`, as one shared object for `target`. `jobs`
 // kernels compile at once. Throws CompileError (with the linker's output) on failure.
 std::string compileSharedObject(const std::vector<KernelSpec>& specs,

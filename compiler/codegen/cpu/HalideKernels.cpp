@@ -1,6 +1,7 @@
 #include "HalideKernels.h"
 
 #include "CpuCodegen.h"
+#include "Schedule.h"
 
 #include <functional>
 
@@ -11,24 +12,6 @@ namespace kime::cpu {
 using namespace Halide;
 
 namespace {
-
-// Rows of output each parallel task computes; a row is computed the same way whatever the
-// number of threads or rows, so results are bit-identical across both.
-constexpr int kRowTile = 4;
-// Row groups in a blocked linear kernel's parallel task: 128 rows of 8-row groups, so that a
-// batch of up to 128 rows reads each weight from memory once (its tasks are column chunks), not
-// once per 64 rows (base 8x16: 62 -> 57 ms; neutral at 512 rows and on small).
-constexpr int kTaskGroups = 16;
-// The largest weights (bytes, both of SwiGLU's) of a blocked linear whose tasks are numbered row
-// range by row range (see `linear`): small's are 2 MB at most, base's 2.4 (f32) and 9.4 MB.
-constexpr int64_t kRowsFirstWeightBytes = 2 << 20;
-
-// The largest of 16/8/4/2/1 lanes that divides `width` and fits `vector`.
-int lanesFor(int64_t width, int vector) {
-  for (int l = vector; l > 1; l /= 2)
-    if (width % l == 0) return l;
-  return 1;
-}
 
 // An index read from a buffer, clamped into `table`'s rows (dimension 1) so a bad index can
 // never read outside it; the batch check already refused ids past the vocabulary.
@@ -56,13 +39,12 @@ Func rowSum(const std::string& name, const std::function<Expr(Expr, Var)>& term,
 // (mean, sum of squared deviations) for layer norm, (0, sum of squares) for rms; the caller
 // places it.
 Func normRows(const std::string& kind, double eps, Func x, int64_t k, const ImageParam* g,
-              const ImageParam* b, Var c, Var r, Func& stat, int vector) {
+              const ImageParam* b, Var c, Var r, Func& stat, int lanes) {
   Func out("normed");
   if (kind == "none") {
     out(c, r) = x(c, r);
     return out;
   }
-  const int lanes = lanesFor(k, vector);
   Expr n = float(k);
   if (kind == "rms") {
     Func sq = rowSum("sum_sq", [&](Expr kk, Var rr) { return x(kk, rr) * x(kk, rr); }, k, lanes, r);
@@ -92,7 +74,7 @@ std::vector<Argument> argsOf(std::initializer_list<const ImageParam*> params) {
   return a;
 }
 
-HalideKernel embed(const KernelSpec& s, int vector) {
+HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   ImageParam ids(UInt(32), 1, "ids"), tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"),
       qtype(UInt(8), 1, "qtype"), tok(Float(32), 2, "tok"), type(Float(32), 2, "type"),
       pos(Float(32), 2, "pos");
@@ -105,25 +87,34 @@ HalideKernel embed(const KernelSpec& s, int vector) {
 
   out.bound(c, 0, int(s.out));
   Var ro("ro"), ri("ri");
-  out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro)
-      .vectorize(c, lanesFor(s.out, vector));
+  const RowSchedule sch = rowSchedule(s, isa);
+  out.split(r, ro, ri, sch.taskRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(c, sch.lanes);
   std::vector<Argument> args = argsOf({&ids, &tokseq, &tokpos, &qtype, &tok, &type});
   if (s.learnedPos) args.push_back(pos);
   return {Pipeline(out), args};
 }
 
-HalideKernel linear(const KernelSpec& s, int vector) {
-  // The input rows come normed when a norm is in front (kime-fuse makes it a kernel of its own).
-  const Type wt = s.bf16 ? BFloat(16) : Float(32);
-  ImageParam x(Float(32), 2, "x"), w(wt, 2, "weight"), bias(Float(32), 1, "bias"),
-      wu(wt, 2, "weight_up"), biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"),
-      rcos(Float(32), 2, "rope_cos"), rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual");
-  Var r("r"), o("o");
+// A linear kernel's parameters and Funcs: the algorithm (defineLinear), then its schedule
+// (scheduleLinear).
+struct Linear {
+  explicit Linear(Type wt)
+      : x(Float(32), 2, "x"), w(wt, 2, "weight"), bias(Float(32), 1, "bias"), wu(wt, 2, "weight_up"),
+        biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"), rcos(Float(32), 2, "rope_cos"),
+        rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual") {}
+  ImageParam x, w, bias, wu, biasu, tokpos, rcos, rsin, res;
+  Var o{"o"}, r{"r"};
+  Func acc{"acc"}, accu{"acc_up"}, xbGate{"x_bf16"}, xbUp{"x_bf16_up"}, out{"linear"};
+  RDom k, kp;
+  // The batch fills at least one register block's rows (the schedule's specialization).
+  Expr enoughRows;
+};
 
-  // The matmul: weights are packed transposed ([in, out], out fastest), so a vector of outputs
-  // takes one FMA per input element; in panels of P columns, a block's sweep over k reads one
-  // contiguous stream per panel.
-  RDom k(0, int(s.in));
+// The matmul, its accumulators (gate, and up for SwiGLU) and the epilogue: bias, RoPE, GELU or
+// SwiGLU, residual.
+void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
+  // Weights are packed transposed ([in, out], out fastest), so a vector of outputs takes one FMA
+  // per input element; in panels of P columns, a block's sweep over k reads one stream a panel.
+  L.k = RDom(0, int(s.in));
   auto weightAt = [&](ImageParam& m, Expr col, Expr kk) -> Expr {
     if (!s.panel) return m(col, kk);
     const int P = int(s.panel);
@@ -133,155 +124,127 @@ HalideKernel linear(const KernelSpec& s, int vector) {
   // instruction (kp.x, vectorized with the outputs: 2 x 16 lanes in, 16 out). The weights are
   // packed in pairs ([out / P * in / 2, P * 2]); the input rows are rounded to bf16 by `xb`, a
   // Func of each sweep's own, filled a chunk of k at a time.
-  RDom kp(0, 2, 0, int(s.in / 2), "kp");
-  // A register block computes whole row groups; past the last row it reads the last row again
-  // (its results are never stored), so that x is read inside its extent.
-  auto xrow = [&](Expr row) { return clamp(row, x.dim(1).min(), x.dim(1).min() + x.dim(1).extent() - 1); };
-  Func xbGate("x_bf16"), xbUp("x_bf16_up");
+  L.kp = RDom(0, 2, 0, int(s.in / 2), "kp");
+  // A register block computes whole row groups. Where the batch has fewer rows than a group,
+  // the rows past it read the last row again (their results are never stored), so that x is
+  // read inside its extent; otherwise the last group is shifted inwards and every row is real.
+  L.enoughRows = L.x.dim(1).extent() >= std::max(sch.rows, 1);
+  Expr last = L.x.dim(1).min() + L.x.dim(1).extent() - 1;
+  auto xrow = [&](Expr row) { return select(L.enoughRows, row, clamp(row, L.x.dim(1).min(), last)); };
+  Var o = L.o, r = L.r;
   auto product = [&](ImageParam& m, Func& xb) -> Expr {
-    if (!s.bf16) return x(k, xrow(r)) * weightAt(m, o, k);
+    if (!s.bf16) return L.x(L.k, xrow(r)) * weightAt(m, o, L.k);
     const int P = int(s.panel);
     Var i("i"), rb("rb");
-    xb(i, rb) = cast(BFloat(16), x(i, xrow(rb)));
-    Expr wv = m((o % P) * 2 + kp.x, (o / P) * int(s.in / 2) + kp.y);
-    return cast<float>(wv) * cast<float>(xb(kp.y * 2 + kp.x, r));
+    xb(i, rb) = cast(BFloat(16), L.x(i, xrow(rb)));
+    Expr wv = m((o % P) * 2 + L.kp.x, (o / P) * int(s.in / 2) + L.kp.y);
+    return cast<float>(wv) * cast<float>(xb(L.kp.y * 2 + L.kp.x, r));
   };
-  Func acc("acc"), accu("acc_up");
-  acc(o, r) = s.bias ? bias(o) : 0.0f;
-  acc(o, r) += product(w, xbGate);
-  Expr y = acc(o, r);
+  L.acc(o, r) = s.bias ? L.bias(o) : 0.0f;
+  L.acc(o, r) += product(L.w, L.xbGate);
+  Expr y = L.acc(o, r);
   if (s.act == "swiglu") {
-    accu(o, r) = s.bias ? biasu(o) : 0.0f;
-    accu(o, r) += product(wu, xbUp);
-    y = y / (1.0f + exp(-y)) * accu(o, r);
+    L.accu(o, r) = s.bias ? L.biasu(o) : 0.0f;
+    L.accu(o, r) += product(L.wu, L.xbUp);
+    y = y / (1.0f + exp(-y)) * L.accu(o, r);
   } else if (s.act == "gelu") {
     y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
   }
-  const int hd = s.ropeHeads > 0 ? int(s.out / s.ropeHeads) : 0;
   if (s.ropeHeads > 0) {
-    // Rotate half within each head: element i < hd/2 pairs with i + hd/2. The partner's index
-    // is written so that bounds inference keeps it inside the head (and so inside a column
-    // block of whole heads).
-    const int half = hd / 2;
-    Expr i = o % hd, j = i % half;
-    Expr first = i < half;
-    Expr partner = acc((o / hd) * hd + (i + half) % hd, r);
-    Expr p = clamp(tokpos(r), 0, rcos.dim(1).extent() - 1);
-    y = y * rcos(j, p) + select(first, -partner, partner) * rsin(j, p);
+    // Rotation pairs: in each group of G columns (a head, or 16 interleaved ones: KernelSpec.h)
+    // column i < G/2 pairs with i + G/2. The partner's index is written so that bounds inference
+    // keeps it inside the group, and so inside a block.
+    const int hd = int(s.out / s.ropeHeads), G = int(ropePairGroup(s));
+    Expr i = o % G;
+    Expr first = i < G / 2;
+    Expr partner = L.acc((o / G) * G + (i + G / 2) % G, r);
+    Expr angle = (o % hd) / G * (G / 2) + o % (G / 2);
+    Expr p = clamp(L.tokpos(r), 0, L.rcos.dim(1).extent() - 1);
+    y = y * L.rcos(angle, p) + select(first, -partner, partner) * L.rsin(angle, p);
   }
-  if (s.residual) y = res(o, r) + y;
-  Func out("linear");
-  out(o, r) = y;
+  if (s.residual) y = L.res(L.o, L.r) + y;
+  L.out(L.o, L.r) = y;
+}
 
-  // Schedule: tasks of kTaskGroups row groups. The outputs are blocked further (with RoPE, when
-  // a block holds whole heads): for each block of `vecs` output vectors, groups of `groupRows`
-  // rows sweep k with their accumulators (rows x vecs) unrolled into registers, while the block's
-  // weight panel stays in cache for all the groups of the task.
-  const int lanes = lanesFor(s.out, vector);
-  out.bound(o, 0, int(s.out));
-  Var ro("ro"), ri("ri"), oo("oo"), oi("oi"), rg("rg"), rr("rr");
-  // A register block, rows x vectors of accumulators; the rest of the registers hold the weight
-  // vectors and the broadcast input. With RoPE a block must hold whole heads, so that each
-  // output's partner is in it. SwiGLU's gate and up products are swept one after the other, each
-  // with a whole block.
-  auto fits = [&](int v) { return s.out % (v * lanes) == 0 && (s.ropeHeads == 0 || (v * lanes) % hd == 0); };
-  int groupRows = 4, vecs = 2;  // NEON (not measured on hardware here): 8 of its 32 registers
-  if (vector >= 16 && s.fewRows && linearDependsOnFewRows(s)) {
-    // AVX-512 where the bucket allows at most 16 rows: 8 x 3 (24 of 32 registers). 16 rows fill
-    // two groups (6-row groups would compute 18 in three), and the weights, which such a batch
-    // streams from memory, are swept twice instead of three times (base 1x16 12.1 -> 9.8 ms).
-    groupRows = 8;
-    vecs = 3;
-  } else if (vector >= 16) {
-    // AVX-512: 6 x 4 (24 of 32 registers). Past 16 rows it beats 8 x 3 where both fit (base
-    // 2x16 22.4 -> 21.0 ms, 8x16 58.5 -> 57.1, 8x64 229.6 -> 219.7, 128x32 1953 -> 1860).
-    groupRows = 6;
-    vecs = 4;
-  } else if (vector == 8) {
-    groupRows = 6;  // AVX2: 6 x 2 (12 of 16 registers)
-    vecs = 2;
+// The output's loops when blocked: tasks of row ranges times column chunks; in a task, for each
+// block of columns, groups of rows sweep k with their accumulators in registers while the
+// block's weight panel stays in cache. `tail`: how the last row group is made whole.
+void scheduleBlocks(Linear& L, Stage st, const KernelSpec& s, const LinearSchedule& sch, TailStrategy tail) {
+  Var g("g"), ro("ro"), rg("rg"), rr("rr"), ob("ob"), oc("oc"), task("task");
+  Expr perRange = sch.taskGroups;
+  if (sch.rowsFirst) {
+    // Ranges of at most taskGroups row groups, as even as the batch allows.
+    Expr groups = (L.x.dim(1).extent() + sch.rows - 1) / sch.rows;
+    Expr ranges = (groups + sch.taskGroups - 1) / sch.taskGroups;
+    perRange = max((groups + ranges - 1) / ranges, 1);
   }
-  while (vecs > 1 && s.out % (vecs * lanes) != 0) vecs /= 2;
-  const bool blocked = lanes > 1 && fits(vecs);
-  Var at = ro, task("task"), oc("oc"), ob("ob");
-  // Tasks are row ranges times column chunks. Where the weights are small (they stay in the
-  // caches), the tasks are numbered range by range: the pool gives each thread a contiguous
-  // share of them, so the threads split the rows as the other kernels do and mostly read rows
-  // they wrote (small 8x64: 10.9 -> 9.6 ms f32, 8.0 -> 6.4 bf16). Larger weights are numbered
-  // chunk by chunk, so that the threads sweep the same chunk at once and read it from memory
-  // once (row ranges first there: base's MLP 6-8% slower). A few-row batch has one range: its
-  // tasks are the column chunks either way.
-  const int64_t weightBytes = s.in * s.out * (s.bf16 ? 2 : 4) * (s.act == "swiglu" ? 2 : 1);
-  const bool rowsFirst = weightBytes <= kRowsFirstWeightBytes;
-  if (blocked) {
-    const int blocks = int(s.out / (vecs * lanes));
-    const int chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
-    if (rowsFirst) {
-      // Ranges of at most kTaskGroups row groups, as even as the batch allows.
-      Var g("g");
-      Expr groups = (out.output_buffer().dim(1).extent() + groupRows - 1) / groupRows;
-      Expr ranges = (groups + kTaskGroups - 1) / kTaskGroups;
-      Expr groupsPerRange = max((groups + ranges - 1) / ranges, 1);
-      out.split(r, g, rr, groupRows, TailStrategy::GuardWithIf)
-          .split(g, ro, rg, groupsPerRange, TailStrategy::GuardWithIf);
-    } else {
-      out.split(r, ro, ri, groupRows * kTaskGroups, TailStrategy::GuardWithIf)
-          .split(ri, rg, rr, groupRows, TailStrategy::GuardWithIf);
-    }
-    // Within a task the weight panel of a block stays in cache across its row groups (it is
-    // 147 KB for base: 3 panels x 768 inputs).
-    out.split(o, oo, oi, vecs * lanes).split(oo, oc, ob, blocks / chunks);
-    if (rowsFirst) out.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
-    else out.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
-    out.vectorize(oi, lanes).parallel(task);
-    at = rg;
+  st.split(L.r, g, rr, sch.rows, tail).split(g, ro, rg, perRange, TailStrategy::GuardWithIf);
+  const int width = sch.vecs * sch.lanes;  // columns a block
+  Var oo("oo"), oi("oi");
+  st.split(L.o, oo, oi, width).split(oo, oc, ob, int(s.out / width) / sch.chunks);
+  if (sch.rowsFirst) st.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
+  else st.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
+  st.vectorize(oi, sch.lanes).parallel(task);
+}
+
+void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
+  L.out.bound(L.o, 0, int(s.out));
+  LoopLevel at;
+  if (sch.blocked) {
+    scheduleBlocks(L, L.out.specialize(L.enoughRows), s, sch, TailStrategy::ShiftInwards);
+    scheduleBlocks(L, L.out, s, sch, TailStrategy::GuardWithIf);
+    at = LoopLevel(L.out, Var("rg"));
   } else {
-    out.split(r, ro, ri, kRowTile, TailStrategy::GuardWithIf).parallel(ro).vectorize(o, lanes);
+    Var ro("ro"), ri("ri");
+    L.out.split(L.r, ro, ri, sch.tileRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(L.o, sch.lanes);
+    at = LoopLevel(L.out, ro);
   }
-  // bf16: the rounded inputs are made a chunk of k ahead of its sweep, small enough for the
-  // stack (Halide 14 puts a stack buffer over 16 KB on the heap): up to 256 pairs, 8 KB for a
-  // group of 8 rows.
-  int chunk = int(s.in / 2);
-  while (chunk > 256 || (s.in / 2) % chunk != 0) --chunk;
-  for (Func* f : {&acc, &accu}) {
+  for (Func* f : {&L.acc, &L.accu}) {
     if (!f->defined()) continue;
-    f->compute_at(out, at).store_in(MemoryType::Stack).vectorize(o, lanes);
+    f->compute_at(at).store_in(MemoryType::Stack).vectorize(L.o, sch.lanes);
     if (s.bf16) {
       RVar ko("ko"), ki("ki");
       f->update()
-          .split(kp.y, ko, ki, chunk)
-          .reorder(kp.x, o, r, ki, ko)
+          .split(L.kp.y, ko, ki, sch.kChunk)
+          .reorder(L.kp.x, L.o, L.r, ki, ko)
           .atomic()
-          .vectorize(kp.x)
-          .vectorize(o, lanes);
-      Func& xb = f == &acc ? xbGate : xbUp;
+          .vectorize(L.kp.x)
+          .vectorize(L.o, sch.lanes);
+      Func& xb = f == &L.acc ? L.xbGate : L.xbUp;
       xb.compute_at(*f, ko).store_in(MemoryType::Stack);
-      if ((2 * chunk) % (2 * lanes) == 0) xb.vectorize(xb.args()[0], 2 * lanes);
+      if ((2 * sch.kChunk) % (2 * sch.lanes) == 0) xb.vectorize(xb.args()[0], 2 * sch.lanes);
     } else {
-      f->update().reorder(o, r, k).vectorize(o, lanes);
+      f->update().reorder(L.o, L.r, L.k).vectorize(L.o, sch.lanes);
     }
-    if (blocked) f->update().unroll(o).unroll(r);
-    // Rows first: a block's accumulators are whole groups, the last group too (its rows past
-    // the batch read the last row again and are never stored), so that the last range's sweep
-    // is the same unguarded code (chunks first gets that from Halide's loop trimming).
-    if (blocked && rowsFirst) f->bound_extent(r, groupRows);
+    if (!sch.blocked) continue;
+    // A group's accumulators unrolled into registers, whole groups (the last too).
+    f->update().unroll(L.o).unroll(L.r);
+    f->bound_extent(L.r, sch.rows);
   }
-  std::vector<Argument> args = {x, w};
-  if (s.bias) args.push_back(bias);
-  if (s.act == "swiglu") {
-    args.push_back(wu);
-    if (s.bias) args.push_back(biasu);
-  }
-  if (s.ropeHeads > 0) {
-    args.push_back(tokpos);
-    args.push_back(rcos);
-    args.push_back(rsin);
-  }
-  if (s.residual) args.push_back(res);
-  return {Pipeline(out), args};
 }
 
-HalideKernel attention(const KernelSpec& s, int vector) {
+HalideKernel linear(const KernelSpec& s, const IsaInfo& isa) {
+  // The input rows come normed when a norm is in front (kime-fuse makes it a kernel of its own).
+  Linear L(s.bf16 ? BFloat(16) : Float(32));
+  const LinearSchedule sch = linearSchedule(s, isa);
+  defineLinear(L, s, sch);
+  scheduleLinear(L, s, sch);
+  std::vector<Argument> args = {L.x, L.w};
+  if (s.bias) args.push_back(L.bias);
+  if (s.act == "swiglu") {
+    args.push_back(L.wu);
+    if (s.bias) args.push_back(L.biasu);
+  }
+  if (s.ropeHeads > 0) {
+    args.push_back(L.tokpos);
+    args.push_back(L.rcos);
+    args.push_back(L.rsin);
+  }
+  if (s.residual) args.push_back(L.res);
+  return {Pipeline(L.out), args};
+}
+
+HalideKernel attention(const KernelSpec& s, const AttentionSchedule& sch) {
   // qseq: the sequence of each query row (the tokens', or the output rows')
   ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"), qseq(Int(32), 1, "qseq"),
       cu(UInt(32), 1, "cu");
@@ -301,7 +264,7 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   // then the weighted sum of values. Every loop over keys is trimmed to the sequence by its
   // `where`; the max, the exponentials and the sum run over vectors of W keys (li), the last
   // vector masked.
-  const int W = lanesFor(s.maxLen, vector);
+  const int W = sch.keyLanes;
   Func dot("dot"), sc("scores"), mxv("mx_lanes"), mx("mx"), p("p"), denv("den_lanes"), den("den"), num("num");
   Var li("li"), jtv("jtv");
   RDom jt(0, int((s.maxLen + W - 1) / W), "jt");
@@ -331,7 +294,7 @@ HalideKernel attention(const KernelSpec& s, int vector) {
   // An empty sequence's output row (kime-prune-rows) has no keys: zeros, not 0/0.
   out(c, t) = select(den(c / hd, t) > 0.0f, num(c % hd, c / hd, t) / den(c / hd, t), 0.0f);
 
-  const int lanes = lanesFor(hd, vector);
+  const int lanes = sch.lanes;
   out.bound(c, 0, int(s.in));
   Var ho("ho"), di("di");
   out.split(c, ho, di, hd).parallel(t).vectorize(di, lanes);
@@ -358,21 +321,19 @@ HalideKernel attention(const KernelSpec& s, int vector) {
 }
 
 // The norm of each row (the rows linears read): the row's statistics, then the row normed.
-HalideKernel normKernel(const KernelSpec& s, int vector) {
+HalideKernel normKernel(const KernelSpec& s, const RowSchedule& sch) {
   ImageParam x(Float(32), 2, "x"), ng(Float(32), 1, "norm_weight"), nb(Float(32), 1, "norm_bias");
   Var c("c"), r("r");
   Func xin("xin"), stat("stat");
   xin(c, r) = x(c, r);
-  Func xn = normRows(s.norm, s.eps, xin, s.in, &ng, &nb, c, r, stat, vector);
+  Func xn = normRows(s.norm, s.eps, xin, s.in, &ng, &nb, c, r, stat, sch.lanes);
   Func out("norm");
   out(c, r) = xn(c, r);
-  // 16 rows a task: a batch of a few rows is one task, not a hand-off per 4 rows of
-  // microseconds' work.
   Var ro("ro"), ri("ri");
   out.bound(c, 0, int(s.in))
-      .split(r, ro, ri, 16, TailStrategy::GuardWithIf)
+      .split(r, ro, ri, sch.taskRows, TailStrategy::GuardWithIf)
       .parallel(ro)
-      .vectorize(c, lanesFor(s.in, vector));
+      .vectorize(c, sch.lanes);
   stat.compute_at(out, ri).store_in(MemoryType::Stack);
   std::vector<Argument> args = {x, ng};
   if (s.norm == "layer") args.push_back(nb);
@@ -381,16 +342,16 @@ HalideKernel normKernel(const KernelSpec& s, int vector) {
 
 // The output rows of kime-prune-rows: row r is x's row rows[r], or zeros where that is -1 (an
 // empty sequence's first row).
-HalideKernel selectRows(const KernelSpec& s, int vector) {
+HalideKernel selectRows(const KernelSpec& s, const RowSchedule& sch) {
   ImageParam x(Float(32), 2, "x"), rows(Int(32), 1, "rows");
   Var c("c"), r("r");
   Func out("select");
   out(c, r) = select(rows(r) >= 0, x(c, clamp(rows(r), 0, x.dim(1).extent() - 1)), 0.0f);
-  out.bound(c, 0, int(s.out)).vectorize(c, lanesFor(s.out, vector));
+  out.bound(c, 0, int(s.out)).vectorize(c, sch.lanes);
   return {Pipeline(out), {x, rows}};
 }
 
-// Attention over the tokens, a tile of Q queries (32 on AVX-512) per task and head:
+// Attention over the tokens, a tile of Q queries (the schedule's) per task and head:
 // the tile's keys are those of the sequences its queries are in (one sequence but at a boundary),
 // each masked to its own query's. Scores are vectors over the tile's queries, so q.k is vertical
 // FMAs (the tile's queries transposed once, a key's element broadcast) and p.v too (a value
@@ -398,17 +359,10 @@ HalideKernel selectRows(const KernelSpec& s, int vector) {
 // KB: the first keeps each query's running max and the sum of exponentials (rescaled when the max
 // grows), the second the weighted values; each computes its block's scores (cheaper than a
 // [queries, keys] buffer, which for a bucket's longest sequence would not fit on the stack).
-HalideKernel attentionTiles(const KernelSpec& s, int vector) {
+HalideKernel attentionTiles(const KernelSpec& s, const AttentionSchedule& sch) {
   ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"), qseq(Int(32), 1, "qseq"),
       cu(UInt(32), 1, "cu");
-  // Q queries a tile: two vectors on AVX-512, whose 32 registers hold a block's scores for both
-  // (16) beside the queries' element and the broadcast key's: each key element loaded feeds twice
-  // the FMAs (small 32x128 attention 15.2 -> 12.5 ms, base 32x128 1913 -> 1850 ms, base 8x16
-  // +1%: a tile then spans two 16-token sequences). One vector on AVX2 (16 registers) and NEON,
-  // and where no sequence is longer than one (a bucket of 16 tokens: a second vector would be
-  // the last query repeated).
-  const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads),
-            Q = vector >= 16 && s.maxLen > vector ? 2 * vector : vector, KB = 8;
+  const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads), Q = sch.queries, KB = sch.keyBlock;
   Var c("c"), t("t"), qi("qi"), j("j"), d("d"), h("h"), tile("tile");
   Expr T = q.dim(1).extent();
   auto seqOf = [&](Expr row) { return clamp(qseq(clamp(row, 0, T - 1)), 0, cu.dim(0).extent() - 2); };
@@ -470,7 +424,7 @@ HalideKernel attentionTiles(const KernelSpec& s, int vector) {
       .reorder(di, ti, ho, to)
       .fuse(ho, to, task)
       .parallel(task)
-      .vectorize(di, lanesFor(hd, vector));
+      .vectorize(di, sch.lanes);
   for (Func* f : {&lo, &hi, &qT, &ml, &num}) f->compute_at(out, task).store_in(MemoryType::Stack).vectorize(qi);
   ml.update().reorder(qi, rb).vectorize(qi);
   // Blocks outermost, each head element's sum in a register across the block's keys. (Halide
@@ -485,7 +439,7 @@ HalideKernel attentionTiles(const KernelSpec& s, int vector) {
   return {Pipeline(out), {q, k, v, qseq, cu}};
 }
 
-HalideKernel head(const KernelSpec& s, int vector) {
+HalideKernel head(const KernelSpec& s, const RowSchedule& sch) {
   ImageParam x(Float(32), 2, "x"), ng(Float(32), 1, "norm_weight"), nb(Float(32), 1, "norm_bias"),
       rows(Int(32), 1, "rows"), w(Float(32), 2, "weight"), bias(Float(32), 1, "bias");
   Var c("c"), n("n"), o("o");
@@ -494,7 +448,7 @@ HalideKernel head(const KernelSpec& s, int vector) {
   Func xr("xr");
   xr(c, n) = x(c, clamp(ri, 0, x.dim(1).extent() - 1));
   Func stat("stat");
-  Func xn = normRows(s.norm, s.eps, xr, s.in, &ng, &nb, c, n, stat, vector);
+  Func xn = normRows(s.norm, s.eps, xr, s.in, &ng, &nb, c, n, stat, sch.lanes);
   RDom k(0, int(s.in));
   Func acc("acc");
   acc(o, n) = s.bias ? bias(o) : 0.0f;
@@ -516,21 +470,16 @@ HalideKernel head(const KernelSpec& s, int vector) {
 
 }  // namespace
 
-bool linearDependsOnFewRows(const KernelSpec& s) {
-  const int64_t block = 3 * 16;  // 8 x 3 vectors of 16 lanes
-  return s.kind == "linear" && s.panel && s.out % block == 0 &&
-         (s.ropeHeads == 0 || block % (s.out / s.ropeHeads) == 0);
-}
-
-HalideKernel buildKernel(const KernelSpec& s, int vector) {
-  if (s.kind == "embed") return embed(s, vector);
-  if (s.kind == "linear") return linear(s, vector);
-  // Tiles of queries need a vector of them; the output rows (few, each of its own sequence)
-  // keep one query per task.
-  if (s.kind == "attention") return s.outputRows || vector < 4 ? attention(s, vector) : attentionTiles(s, vector);
-  if (s.kind == "head") return head(s, vector);
-  if (s.kind == "select") return selectRows(s, vector);
-  if (s.kind == "norm") return normKernel(s, vector);
+HalideKernel buildKernel(const KernelSpec& s, const IsaInfo& isa) {
+  if (s.kind == "embed") return embed(s, isa);
+  if (s.kind == "linear") return linear(s, isa);
+  if (s.kind == "attention") {
+    const AttentionSchedule sch = attentionSchedule(s, isa);
+    return sch.tiled ? attentionTiles(s, sch) : attention(s, sch);
+  }
+  if (s.kind == "head") return head(s, rowSchedule(s, isa));
+  if (s.kind == "select") return selectRows(s, rowSchedule(s, isa));
+  if (s.kind == "norm") return normKernel(s, rowSchedule(s, isa));
   throw CompileError("internal: no CPU kernel for class \"" + s.kind + "\"");
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "Schedule.h"
 #include "pipeline/KernelSpec.h"
 
 namespace kime::cpu {
@@ -14,8 +15,8 @@ struct HalideKernel {
   std::vector<Halide::Argument> args;  // in plan order; the output is the pipeline's
 };
 
-// `vector` is the target's f32 lanes (8 for AVX2, 16 for AVX-512, 4 for NEON).
-HalideKernel buildKernel(const KernelSpec& spec, int vector);
+// The kernel of `spec`, scheduled for `isa` (Schedule.h).
+HalideKernel buildKernel(const KernelSpec& spec, const IsaInfo& isa);
 
 }  // namespace kime::cpu
 

@@ -130,11 +130,13 @@ std::string linear(const KernelSpec& s, const std::string& name) {
       << "    y = y / (1.0f + expf(-y)) * u;\n";
   if (s.act == "gelu") o << "    y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
   if (s.ropeHeads) {
-    const int64_t hd = s.out / s.ropeHeads, half = hd / 2;
-    o << "    { const int i = c % " << hd << ", j = i % " << half << ", p = rowpos[r];\n"
-      << "      const int partner = i < " << half << " ? c + " << half << " : c - " << half << ";\n"
+    // Column i < G/2 of each group of G (a head, or 16 interleaved columns) pairs with i + G/2.
+    const int64_t hd = s.out / s.ropeHeads, half = hd / 2, G = ropePairGroup(s), gh = G / 2;
+    o << "    { const int i = c % " << G << ", j = c % " << hd << " / " << G << " * " << gh << " + c % " << gh
+      << ", p = rowpos[r];\n"
+      << "      const int partner = i < " << gh << " ? c + " << gh << " : c - " << gh << ";\n"
       << "      const float q = " << dot("weight", "partner") << (s.bias ? " + bias[partner]" : "") << ";\n"
-      << "      y = y * rope_cos[p * " << half << " + j] + (i < " << half << " ? -q : q) * rope_sin[p * " << half
+      << "      y = y * rope_cos[p * " << half << " + j] + (i < " << gh << " ? -q : q) * rope_sin[p * " << half
       << " + j]; }\n";
   }
   if (s.residual) o << "    y += residual[(long)r * " << O << " + c];\n";
@@ -190,13 +192,15 @@ std::string linearTensorCores(const KernelSpec& s, const std::string& name, int6
   if (up) o << "      y = y / (1.0f + expf(-y)) * (accu[n][i]" << (s.bias ? " + bias_up[col]" : "") << ");\n";
   if (s.act == "gelu") o << "      y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
   if (s.ropeHeads) {
-    // The tile is one head: the partner of column i (< hd/2) is i + hd/2, which is n-tile
-    // n + hd/16 of the same lane and element (known once n is unrolled).
-    const int64_t half = W / 2, shift = half / 8;
-    o << "      { const bool first = n < " << shift << ";\n"
-      << "        const int j = (col - c0) % " << half << ", p = rowpos[min(row, T - 1)];\n"
+    // The tile is one head, in groups of G columns (the head, or 16 interleaved ones): the
+    // partner of column i < G/2 of a group is i + G/2, which is n-tile n + G/16 of the same lane
+    // and element (known once n is unrolled).
+    const int64_t half = W / 2, G = ropePairGroup(s), gh = G / 2, shift = gh / 8;
+    o << "      { const bool first = n % " << G / 8 << " < " << shift << ";\n"
+      << "        const int j = (col - c0) / " << G << " * " << gh << " + (col - c0) % " << gh
+      << ", p = rowpos[min(row, T - 1)];\n"
       << "        const float partner = acc[first ? n + " << shift << " : n - " << shift << "][i]"
-      << (s.bias ? " + bias[first ? col + " + std::to_string(half) + " : col - " + std::to_string(half) + "]" : "") << ";\n"
+      << (s.bias ? " + bias[first ? col + " + std::to_string(gh) + " : col - " + std::to_string(gh) + "]" : "") << ";\n"
       << "        y = y * rope_cos[p * " << half << " + j] + (first ? -partner : partner) * rope_sin[p * " << half << " + j]; }\n";
   }
   o << "      if (row < T) out[(long)row * " << O << " + col] = y" << (s.residual ? " + residual[(long)row * " + O + " + col]" : "")

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "checkpoint/Safetensors.h"
+#include "pipeline/KernelSpec.h"
 #include "pipeline/WeightPacker.h"
 #include "support/Diagnostic.h"
 
@@ -77,6 +78,34 @@ TEST(WeightPacker, RefusesPairsOfAnOddNumberOfInputs) {
   WeightPacker packer(*ck);
   EXPECT_THROW(packer.use("w", "pairs.bf16"), CompileError);
   EXPECT_THROW(packer.use("w", "diagonal"), CompileError);
+}
+
+TEST(WeightPacker, RopeColumnsAreInterleavedPairsWithinGroupsOf16) {
+  // Heads of 32: packed column p of a head holds element ropeColumnSource(p, 32); every element
+  // once, and in each group of 16, 8 of the first half with their partners (+16) 8 columns on.
+  std::vector<int64_t> seen(64, 0);
+  for (int64_t p = 0; p < 64; ++p) {
+    const int64_t src = ropeColumnSource(p, 32), head = p / 32;
+    EXPECT_EQ(src / 32, head) << p;
+    ++seen[size_t(src)];
+    if (p % 16 < 8) {
+      EXPECT_EQ(ropeColumnSource(p + 8, 32), src + 16) << p;
+    }
+  }
+  EXPECT_EQ(ropeColumnSource(8, 32), 16);
+  EXPECT_EQ(ropeColumnSource(16, 32), 8);
+  for (int64_t n : seen) EXPECT_EQ(n, 1);
+
+  std::vector<uint8_t> bytes;
+  auto ck = matrix(64, 2, bytes);  // 64 outputs (two heads of 32), 2 inputs
+  WeightPacker packer(*ck);
+  const PackedWeight& w = packer.weights()[size_t(packer.use("w", "panels:rope32"))];
+  EXPECT_EQ(w.shape, (std::vector<int64_t>{8, 16}));  // panels of the interleaved columns
+  for (int64_t p = 0; p < 64; ++p)
+    for (int64_t k = 0; k < 2; ++k)
+      EXPECT_EQ(w.values[size_t(((p / 16) * 2 + k) * 16 + p % 16)], float(ropeColumnSource(p, 32) * 2 + k)) << p;
+  // Heads whose width is no multiple of 16 cannot be interleaved.
+  EXPECT_THROW(packer.use("w", "panels:rope8"), CompileError);
 }
 
 }  // namespace

@@ -1,0 +1,169 @@
+#include "Schedule.h"
+
+#include <sstream>
+
+#include "support/Diagnostic.h"
+
+namespace kime::cpu {
+
+namespace {
+
+// A register block: rows x vectors of accumulators. The other registers hold the block's weight
+// vectors and the broadcast input element (and, on NEON, the inputs read by element).
+struct Block {
+  int rows, vecs;
+};
+
+// Each ISA's register block, from its register file.
+Block registerBlock(Isa isa, bool fewRows) {
+  switch (isa) {
+    case Isa::Avx512:
+      // 24 of 32 registers. Where a bucket allows at most kFewRows rows (streamed weights),
+      // 8 x 3: 16 rows are two whole groups and the weights are swept twice, not three times.
+      return fewRows ? Block{8, 3} : Block{6, 4};
+    case Isa::Avx2:
+      return {6, 2};  // 12 of 16 registers: 2 weight vectors and 1 broadcast beside them
+    case Isa::Neon:
+      // 24 of 32 registers: 4 weight vectors and each row's input element (fmla by element)
+      // beside them; 4 vectors are a group of interleaved RoPE columns.
+      return {6, 4};
+  }
+  return {1, 1};
+}
+
+// Row groups in a blocked linear's task: a batch of up to 16 groups reads each weight from
+// memory once (its tasks are column chunks).
+constexpr int kTaskGroups = 16;
+// The largest weights (bytes, both of SwiGLU's) of a linear whose tasks are numbered row range by
+// row range, so that a thread mostly reads rows it wrote; larger weights are numbered chunk by
+// chunk, so that the threads sweep one chunk at once and read it from memory once.
+constexpr int64_t kRowsFirstWeightBytes = 2 << 20;
+// Rows a task of a linear without register blocks, and of the embedding.
+constexpr int kRowTile = 4;
+// bf16: the most pairs of k rounded to bf16 at a time, on the stack (Halide 14 moves a stack
+// buffer over 16 KB to the heap): 8 KB for a group of 8 rows.
+constexpr int kBf16ChunkPairs = 256;
+
+// Whether blocks of `vecs` vectors of `lanes` cover the outputs, each holding its outputs' RoPE
+// partners: whole groups of interleaved columns, or else whole heads.
+bool fits(const KernelSpec& s, int vecs, int lanes) {
+  const int64_t width = int64_t(vecs) * lanes;
+  if (s.out % width != 0) return false;
+  if (s.ropeHeads == 0) return true;
+  return width % ropePairGroup(s) == 0;
+}
+
+}  // namespace
+
+IsaInfo isaOf(const std::string& target) {
+  if (target == "x86-64-avx2") return {Isa::Avx2, 8, 16};
+  if (target == "x86-64-avx512" || target == "x86-64-avx512bf16") return {Isa::Avx512, 16, 32};
+  if (target == "arm-64") return {Isa::Neon, 4, 32};
+  throw CompileError("internal: no ISA for target \"" + target + "\"");
+}
+
+const char* isaName(Isa isa) {
+  switch (isa) {
+    case Isa::Avx2: return "avx2";
+    case Isa::Avx512: return "avx512";
+    case Isa::Neon: return "neon";
+  }
+  return "?";
+}
+
+int lanesFor(int64_t width, int vector) {
+  for (int l = vector; l > 1; l /= 2)
+    if (width % l == 0) return l;
+  return 1;
+}
+
+bool LinearSchedule::operator==(const LinearSchedule& o) const {
+  return lanes == o.lanes && blocked == o.blocked && rows == o.rows && vecs == o.vecs &&
+         taskGroups == o.taskGroups && rowsFirst == o.rowsFirst &&
+         chunks == o.chunks && kChunk == o.kChunk && tileRows == o.tileRows;
+}
+
+LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
+  LinearSchedule out;
+  out.lanes = lanesFor(s.out, isa.lanes);
+  if (s.bf16) {
+    out.kChunk = int(s.in / 2);
+    while (out.kChunk > kBf16ChunkPairs || (s.in / 2) % out.kChunk != 0) --out.kChunk;
+  }
+  Block b = registerBlock(isa.isa, s.fewRows);
+  if (!fits(s, b.vecs, out.lanes)) b = registerBlock(isa.isa, false);
+  while (b.vecs > 1 && !fits(s, b.vecs, out.lanes)) --b.vecs;
+  if (out.lanes == 1 || !fits(s, b.vecs, out.lanes)) {
+    out.tileRows = kRowTile;
+    return out;
+  }
+  out.blocked = true;
+  out.rows = b.rows;
+  out.vecs = b.vecs;
+  out.taskGroups = kTaskGroups;
+  const int64_t weightBytes = s.in * s.out * (s.bf16 ? 2 : 4) * (s.act == "swiglu" ? 2 : 1);
+  out.rowsFirst = weightBytes <= kRowsFirstWeightBytes;
+  const int64_t blocks = s.out / (int64_t(b.vecs) * out.lanes);
+  out.chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
+  return out;
+}
+
+bool fewRowsChangesSchedule(const KernelSpec& spec) {
+  if (spec.kind != "linear") return false;
+  KernelSpec few = spec, many = spec;
+  few.fewRows = true;
+  many.fewRows = false;
+  for (const char* t : {"x86-64-avx2", "x86-64-avx512", "arm-64"})
+    if (linearSchedule(few, isaOf(t)) != linearSchedule(many, isaOf(t))) return true;
+  return false;
+}
+
+AttentionSchedule attentionSchedule(const KernelSpec& s, const IsaInfo& isa) {
+  AttentionSchedule out;
+  out.lanes = lanesFor(s.in / s.heads, isa.lanes);
+  if (s.outputRows) {  // the output rows are few, each of its own sequence
+    out.keyLanes = lanesFor(s.maxLen, isa.lanes);
+    return out;
+  }
+  out.tiled = true;
+  // Two vectors of queries on AVX-512, whose 32 registers hold a key block's scores for both
+  // beside the queries' element and the key's; one where no sequence is longer than a vector.
+  out.queries = isa.isa == Isa::Avx512 && s.maxLen > isa.lanes ? 2 * isa.lanes : isa.lanes;
+  out.keyBlock = 8;
+  return out;
+}
+
+RowSchedule rowSchedule(const KernelSpec& s, const IsaInfo& isa) {
+  if (s.kind == "embed") return {kRowTile, lanesFor(s.out, isa.lanes)};
+  // A norm task of 16 rows: a batch of a few rows is one task, not a hand-off per few rows.
+  if (s.kind == "norm") return {16, lanesFor(s.in, isa.lanes)};
+  if (s.kind == "select") return {0, lanesFor(s.out, isa.lanes)};
+  return {0, lanesFor(s.in, isa.lanes)};  // head: one task, its rows are few
+}
+
+std::string describeSchedule(const KernelSpec& s, const IsaInfo& isa) {
+  std::ostringstream d;
+  d << s.kind << " (" << isaName(isa.isa) << "): ";
+  if (s.kind == "linear") {
+    LinearSchedule l = linearSchedule(s, isa);
+    if (!l.blocked) {
+      d << "unblocked, tasks of " << l.tileRows << " rows, lanes " << l.lanes;
+    } else {
+      d << "block " << l.rows << "x" << l.vecs << ", lanes " << l.lanes << (s.ropeHeads ? s.ropeInterleaved ? ", rope interleaved" : ", rope whole heads" : "")
+        << ", tasks of " << l.taskGroups << " groups " << (l.rowsFirst ? "rows first" : "chunks first")
+        << ", chunks " << l.chunks;
+    }
+    if (l.kChunk) d << ", bf16 k chunk " << l.kChunk;
+  } else if (s.kind == "attention") {
+    AttentionSchedule a = attentionSchedule(s, isa);
+    if (a.tiled) d << "tiles of " << a.queries << " queries, key blocks of " << a.keyBlock << ", lanes " << a.lanes;
+    else d << "one query a task, lanes " << a.lanes << ", key lanes " << a.keyLanes;
+  } else {
+    RowSchedule r = rowSchedule(s, isa);
+    if (r.taskRows) d << "tasks of " << r.taskRows << " rows, lanes " << r.lanes;
+    else d << "one task, lanes " << r.lanes;
+  }
+  return d.str();
+}
+
+}  // namespace kime::cpu
