@@ -34,11 +34,11 @@ OJson argJson(const PlanArg& a) {
   if (a.source == PlanArg::Source::Weight) return {{"src", "weight"}, {"id", a.weight}};
   OJson j = {{"src", a.source == PlanArg::Source::Arena ? "arena" : "input"}};
   if (a.source == PlanArg::Source::Arena) j["offset"] = a.offset;
-  else j["name"] = a.input;
-  j["rows"] = a.rows;
+  else j["name"] = kime_plan_input_names[a.input];
+  j["rows"] = kime_row_symbol_names[a.rows];
   j["bound"] = a.rowCount;
   j["cols"] = a.cols;
-  j["dtype"] = a.dtype;
+  j["dtype"] = kime_dtype_names[a.dtype];
   return j;
 }
 
@@ -74,12 +74,12 @@ size_t learnedPositions(const Graph& g) {
 
 // One line per argument kind: in:NAME[ROWS], w:NAME[SHAPE], @OFFSET[ROWS, COLS].
 std::string argText(const PlanArg& a, const WeightPacker& w) {
-  auto dims = [&](const std::string& rows, int64_t bound, int64_t cols) {
-    std::string r = rows.empty() ? std::to_string(bound) : rows + ":" + std::to_string(bound);
+  auto dims = [&](kime_row_symbol rows, int64_t bound, int64_t cols) {
+    std::string r = rows == KIME_ROWS_STATIC ? std::to_string(bound) : kime_row_symbol_names[rows] + (":" + std::to_string(bound));
     return "[" + r + (cols ? ", " + std::to_string(cols) : "") + "]";
   };
   switch (a.source) {
-    case PlanArg::Source::Input: return "in:" + a.input + dims(a.rows, a.rowCount, a.cols);
+    case PlanArg::Source::Input: return "in:" + std::string(kime_plan_input_names[a.input]) + dims(a.rows, a.rowCount, a.cols);
     case PlanArg::Source::Weight: {
       const PackedWeight& p = w.weights()[size_t(a.weight)];
       std::string shape;
@@ -169,7 +169,151 @@ void checkPrecision(const CompileOptions& o) {
                        "kernels read f32 weights)");
 }
 
+// The model lowered: the distinct buckets of all stages (in order of first appearance) with
+// their plans, the distinct kernels, and each stage's buckets as indices.
+struct LoweredModel {
+  std::vector<Bucket> buckets;
+  std::vector<BucketPlan> plans;
+  std::vector<std::string> mlir;  // per bucket, with --emit=mlir
+  OJson stages = OJson::array();
+  KernelRegistry kernels;
+  std::vector<std::string> names;  // per kernel, its symbol
+};
+
+// Stage 1: every bucket through the passes and read off as a plan; progress to `log`.
+LoweredModel lowerModel(const CompileOptions& o, const Graph& g, const std::vector<Stage>& stages,
+                        WeightPacker& weights, std::ostream& log) {
+  LoweredModel m;
+  int64_t ropeRows = 1;
+  for (const Stage& st : stages) {
+    OJson ids = OJson::array();
+    for (const Bucket& b : st.buckets) {
+      auto it = std::find(m.buckets.begin(), m.buckets.end(), b);
+      ids.push_back(it - m.buckets.begin());
+      if (it == m.buckets.end()) m.buckets.push_back(b);
+      ropeRows = std::max<int64_t>(ropeRows, b.tokens);
+    }
+    m.stages.push_back({{"name", st.name}, {"buckets", ids}});
+  }
+  mlir::MLIRContext ctx;
+  for (size_t i = 0; i < m.buckets.size(); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    const size_t before = m.kernels.specs.size();
+    std::string mlirText;
+    m.plans.push_back(lowerBucket(ctx, g, m.buckets[i], ropeRows, weights, m.kernels, o.pruneRows,
+                                  o.cpuPrecision == "bf16", o.emit == Emit::Mlir ? &mlirText : nullptr));
+    m.mlir.push_back(std::move(mlirText));
+    log << "[" << i + 1 << "/" << m.buckets.size() << "] bucket " << describe(m.buckets[i]) << ": "
+        << m.plans.back().steps.size() << " kernel calls, " << m.kernels.specs.size() - before
+        << " new kernels, arena " << m.plans.back().arena << " bytes, " << std::fixed << std::setprecision(2)
+        << seconds(t0) << " s" << std::defaultfloat << "\n";
+  }
+  for (size_t i = 0; i < m.kernels.specs.size(); ++i) m.names.push_back(m.kernels.name(int64_t(i)));
+  return m;
+}
+
+// Stage 2, with --emit: the text of the stage asked for, instead of an artifact.
+void emitText(const CompileOptions& o, const LoweredModel& m, const WeightPacker& weights, std::ostream& out) {
+  const std::vector<KernelSpec>& specs = m.kernels.specs;
+  const std::vector<std::string> targets =
+      o.targets.empty() ? std::vector<std::string>{"x86-64-avx2", "x86-64-avx512"} : o.targets;
+  switch (o.emit) {
+    case Emit::Mlir:
+      for (size_t i = 0; i < m.buckets.size(); ++i) out << "// bucket " << describe(m.buckets[i]) << "\n" << m.mlir[i];
+      return;
+    case Emit::Plan:
+      for (const BucketPlan& p : m.plans) out << planText(p, m.kernels, weights);
+      for (const auto& st : m.stages) out << "stage " << st["name"].get<std::string>() << ": buckets " << st["buckets"].dump() << "\n";
+      return;
+    case Emit::Cuda:
+      out << cuda::moduleSource(specs, m.names, cuda::parseMath(o.cudaMath.empty() ? "tf32" : o.cudaMath.front()));
+      return;
+    case Emit::Schedule:  // every target asked for (the x86 ones by default)
+      for (const std::string& t : targets)
+        for (size_t i = 0; i < specs.size(); ++i)
+          out << "// kernel " << m.names[i] << " for " << t << ": " << specs[i].key() << "\n"
+              << cpu::describeSchedule(specs[i], cpu::isaOf(t)) << "\n";
+      return;
+    case Emit::Halide:
+    case Emit::Asm:  // the first target's
+      for (size_t i = 0; i < specs.size(); ++i)
+        out << "// kernel " << m.names[i] << " for " << targets.front() << ": " << specs[i].key() << "\n"
+            << (o.emit == Emit::Halide ? cpu::loweredKernel(specs[i], m.names[i], targets.front())
+                                       : cpu::kernelAssembly(specs[i], m.names[i], targets.front()));
+      return;
+    case Emit::None:
+      return;
+  }
+}
+
+// Stage 3: the manifest (plan.h's names throughout).
+Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredModel& m, const WeightPacker& weights) {
+  OJson weightsJson = OJson::array();
+  for (const PackedWeight& w : weights.weights())
+    weightsJson.push_back({{"name", w.name}, {"layout", w.layout}, {"shape", w.shape}, {"offset", w.offset}, {"dtype", w.dtype}});
+  OJson kernelsJson = OJson::array();
+  for (size_t i = 0; i < m.kernels.specs.size(); ++i)
+    kernelsJson.push_back({{"name", m.names[i]}, {"kind", className(m.kernels.specs[i].kind)}, {"key", m.kernels.specs[i].key()}});
+  OJson bucketsJson = OJson::array();
+  for (const BucketPlan& p : m.plans) bucketsJson.push_back(bucketJson(p, m.kernels, o.cudaMath));
+  OJson manifest = {
+      {"format", KIME_FORMAT_VERSION}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types},
+      {"signature", {{"inputs", {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
+                     {"outputs", {"logits [M] f32", "act [S, 2] f32"}}}},
+      {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}, {"ptx", o.cudaArchs}, {"cuda_math", o.cudaMath}}},
+      {"buckets", bucketsJson}, {"stages", m.stages}};
+  return {KIME_SECTION_MANIFEST, manifest.dump(1)};
+}
+
+// Stage 4: the code sections, a shared object per CPU target and PTX per CUDA math and arch
+// (each already assembled by ptxas; the runtime's CUDA backend loads the one it is asked for).
+void codegen(const CompileOptions& o, const LoweredModel& m, std::vector<Section>& sections, std::ostream& log) {
+  for (const std::string& t : o.targets) {
+    auto t0 = std::chrono::steady_clock::now();
+    sections.push_back({KIME_SECTION_CPU_CODE + t, cpu::compileSharedObject(m.kernels.specs, m.names, t, o.jobs)});
+    log << "codegen " << t << ": " << m.names.size() << " kernels, " << sections.back().bytes.size()
+        << " bytes, " << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
+  }
+  for (const std::string& math : o.cudaArchs.empty() ? std::vector<std::string>{} : o.cudaMath) {
+    const std::string source = cuda::moduleSource(m.kernels.specs, m.names, cuda::parseMath(math));
+    for (const std::string& arch : o.cudaArchs) {
+      auto t0 = std::chrono::steady_clock::now();
+      sections.push_back({KIME_SECTION_PTX_CODE + math + "." + arch, cuda::compileToPtx(source, arch)});
+      log << "codegen " << math << " " << arch << ": " << m.names.size() << " kernels, " << sections.back().bytes.size()
+          << " bytes of PTX (ptxas ok), " << std::fixed << std::setprecision(2) << seconds(t0) << " s"
+          << std::defaultfloat << "\n";
+    }
+  }
+}
+
+// Stage 5: the artifact written; with --verify checked under a temporary name first, and renamed
+// into place only once it matches the reference.
+void writeChecked(const CompileOptions& o, const std::vector<Section>& sections, const Graph& g, const Checkpoint& ck,
+                  const std::vector<Stage>& stages, std::ostream& log) {
+  if (!o.verify) return writeArtifact(o.output, sections);
+  const std::string tmp = o.output + ".verify.tmp";
+  writeArtifact(tmp, sections);
+  try {
+    // bf16 rounds every linear's inputs and weights to 8 significant bits.
+    verifyArtifact(tmp, g, ck, stages, o.cpuPrecision == "bf16" ? kBf16Tolerance : 1e-4, log);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::rename(tmp.c_str(), o.output.c_str()) != 0) throw CompileError(o.output + ": cannot write the verified artifact");
+}
+
 }  // namespace
+
+Emit parseEmit(const std::string& name) {
+  static const std::pair<const char*, Emit> names[] = {{"mlir", Emit::Mlir},     {"plan", Emit::Plan},
+                                                       {"schedule", Emit::Schedule}, {"halide", Emit::Halide},
+                                                       {"asm", Emit::Asm},       {"cuda", Emit::Cuda}};
+  if (name.empty()) return Emit::None;
+  for (const auto& [n, e] : names)
+    if (name == n) return e;
+  throw CompileError("--emit must be mlir, plan, schedule, halide, asm or cuda, not \"" + name + "\"");
+}
 
 void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log) {
   auto start = std::chrono::steady_clock::now();
@@ -180,122 +324,15 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   for (const std::string& t : o.targets) cpu::halideTarget(t);  // refuses unknown ones early
   checkPrecision(o);
   for (const std::string& m : o.cudaMath) cuda::parseMath(m);
-  if (o.emit.empty() && o.targets.empty()) throw CompileError("no --target given");
-  if (o.emit.empty() && o.output.empty()) throw CompileError("no output file given (-o)");
+  if (o.emit == Emit::None && o.targets.empty()) throw CompileError("no --target given");
+  if (o.emit == Emit::None && o.output.empty()) throw CompileError("no output file given (-o)");
 
-  // Distinct buckets, in order of first appearance; stages refer to them by index.
-  std::vector<Bucket> buckets;
-  OJson stagesJson = OJson::array();
-  int64_t ropeRows = 1;
-  for (const Stage& st : stages) {
-    OJson ids = OJson::array();
-    for (const Bucket& b : st.buckets) {
-      auto it = std::find(buckets.begin(), buckets.end(), b);
-      ids.push_back(it - buckets.begin());
-      if (it == buckets.end()) buckets.push_back(b);
-      ropeRows = std::max<int64_t>(ropeRows, b.tokens);
-    }
-    stagesJson.push_back({{"name", st.name}, {"buckets", ids}});
-  }
-
-  mlir::MLIRContext ctx;
   WeightPacker weights(*ck);
-  KernelRegistry kernels;
-  OJson bucketsJson = OJson::array();
-  for (size_t i = 0; i < buckets.size(); ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    size_t before = kernels.specs.size();
-    std::string mlirText;
-    BucketPlan plan = lowerBucket(ctx, g, buckets[i], ropeRows, weights, kernels, o.pruneRows, o.cpuPrecision == "bf16",
-                                  o.emit == "mlir" ? &mlirText : nullptr);
-    if (o.emit == "mlir") out << "// bucket " << describe(buckets[i]) << "\n" << mlirText;
-    bucketsJson.push_back(bucketJson(plan, kernels, o.cudaMath));
-    if (o.emit == "plan") out << planText(plan, kernels, weights);
-    log << "[" << i + 1 << "/" << buckets.size() << "] bucket " << describe(buckets[i]) << ": "
-        << plan.steps.size() << " kernel calls, " << kernels.specs.size() - before
-        << " new kernels, arena " << plan.arena << " bytes, " << std::fixed << std::setprecision(2)
-        << seconds(t0) << " s" << std::defaultfloat << "\n";
-  }
-  if (o.emit == "mlir") return;
-  if (o.emit == "plan") {
-    for (const auto& st : stagesJson) out << "stage " << st["name"].get<std::string>() << ": buckets " << st["buckets"].dump() << "\n";
-    return;
-  }
-  std::vector<std::string> names;
-  for (size_t i = 0; i < kernels.specs.size(); ++i) names.push_back(kernels.name(int64_t(i)));
-  if (o.emit == "cuda") {
-    out << cuda::moduleSource(kernels.specs, names, cuda::parseMath(o.cudaMath.empty() ? "tf32" : o.cudaMath.front()));
-    return;
-  }
-  if (o.emit == "schedule") {
-    // Each kernel's schedule for every target asked for (the x86 ones by default).
-    const std::vector<std::string> targets = o.targets.empty() ? std::vector<std::string>{"x86-64-avx2", "x86-64-avx512"} : o.targets;
-    for (const std::string& t : targets)
-      for (size_t i = 0; i < kernels.specs.size(); ++i)
-        out << "// kernel " << names[i] << " for " << t << ": " << kernels.specs[i].key() << "\n"
-            << cpu::describeSchedule(kernels.specs[i], cpu::isaOf(t)) << "\n";
-    return;
-  }
-  if (o.emit == "halide" || o.emit == "asm") {
-    std::string target = o.targets.empty() ? "x86-64-avx2" : o.targets.front();
-    for (size_t i = 0; i < kernels.specs.size(); ++i)
-      out << "// kernel " << names[i] << " for " << target << ": " << kernels.specs[i].key() << "\n"
-          << (o.emit == "halide" ? cpu::loweredKernel(kernels.specs[i], names[i], target)
-                                 : cpu::kernelAssembly(kernels.specs[i], names[i], target));
-    return;
-  }
-  if (!o.emit.empty())
-    throw CompileError("--emit must be mlir, plan, schedule, halide, asm or cuda, not \"" + o.emit + "\"");
-
-  std::vector<Section> sections;
-  OJson weightsJson = OJson::array();
-  for (const PackedWeight& w : weights.weights())
-    weightsJson.push_back({{"name", w.name}, {"layout", w.layout}, {"shape", w.shape}, {"offset", w.offset}, {"dtype", w.dtype}});
-  OJson kernelsJson = OJson::array();
-  for (size_t i = 0; i < kernels.specs.size(); ++i)
-    kernelsJson.push_back({{"name", names[i]}, {"kind", kernels.specs[i].kind}, {"key", kernels.specs[i].key()}});
-  OJson manifest = {
-      {"format", 1}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types},
-      {"signature", {{"inputs", {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
-                     {"outputs", {"logits [M] f32", "act [S, 2] f32"}}}},
-      {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}, {"ptx", o.cudaArchs}, {"cuda_math", o.cudaMath}}},
-      {"buckets", bucketsJson}, {"stages", stagesJson}};
-  sections.push_back({"manifest", manifest.dump(1)});
-  sections.push_back({"weights.cpu", weights.sectionBytes()});
-  for (const std::string& t : o.targets) {
-    auto t0 = std::chrono::steady_clock::now();
-    sections.push_back({"code.cpu." + t, cpu::compileSharedObject(kernels.specs, names, t, o.jobs)});
-    log << "codegen " << t << ": " << names.size() << " kernels, " << sections.back().bytes.size()
-        << " bytes, " << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
-  }
-  // One PTX section per CUDA math and arch, each already assembled by ptxas; the runtime's CUDA
-  // backend loads the one it is asked for.
-  for (const std::string& m : o.cudaArchs.empty() ? std::vector<std::string>{} : o.cudaMath) {
-    const std::string source = cuda::moduleSource(kernels.specs, names, cuda::parseMath(m));
-    for (const std::string& arch : o.cudaArchs) {
-      auto t0 = std::chrono::steady_clock::now();
-      sections.push_back({"code.ptx." + m + "." + arch, cuda::compileToPtx(source, arch)});
-      log << "codegen " << m << " " << arch << ": " << names.size() << " kernels, " << sections.back().bytes.size()
-          << " bytes of PTX (ptxas ok), " << std::fixed << std::setprecision(2) << seconds(t0) << " s"
-          << std::defaultfloat << "\n";
-    }
-  }
-  if (!o.verify) {
-    writeArtifact(o.output, sections);
-  } else {
-    // Checked under a temporary name and renamed into place only once it matches the reference.
-    std::string tmp = o.output + ".verify.tmp";
-    writeArtifact(tmp, sections);
-    try {
-      // bf16 rounds every linear's inputs and weights to 8 significant bits.
-      verifyArtifact(tmp, g, *ck, stages, o.cpuPrecision == "bf16" ? kBf16Tolerance : 1e-4, log);
-    } catch (...) {
-      std::remove(tmp.c_str());
-      throw;
-    }
-    if (std::rename(tmp.c_str(), o.output.c_str()) != 0)
-      throw CompileError(o.output + ": cannot write the verified artifact");
-  }
+  const LoweredModel m = lowerModel(o, g, stages, weights, log);
+  if (o.emit != Emit::None) return emitText(o, m, weights, out);
+  std::vector<Section> sections = {manifestSection(o, g, m, weights), {KIME_SECTION_WEIGHTS_CPU, weights.sectionBytes()}};
+  codegen(o, m, sections, log);
+  writeChecked(o, sections, g, *ck, stages, log);
   log << "wrote " << o.output << " in " << std::fixed << std::setprecision(2) << seconds(start) << " s"
       << std::defaultfloat << "\n";
 }

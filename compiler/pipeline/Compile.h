@@ -8,12 +8,19 @@
 
 namespace kime {
 
+// What --emit prints instead of an artifact: nothing (an artifact), the planned IR per bucket,
+// the plans, each kernel's CPU schedule per target, Halide's lowered kernels, their assembly,
+// or the generated CUDA C++.
+enum class Emit { None, Mlir, Plan, Schedule, Halide, Asm, Cuda };
+// --emit's spelling ("" for None); throws CompileError naming the choices for another one.
+Emit parseEmit(const std::string& name);
+
 struct CompileOptions {
   std::string graph, weights, buckets, output;
   std::vector<std::string> targets;  // CPU targets, e.g. x86-64-avx2
   std::vector<std::string> cudaArchs;  // PTX for these, e.g. sm_90; none: no CUDA code
   std::vector<std::string> cudaMath = {"tf32", "f32"};  // PTX for each (tensor cores, exact f32)
-  std::string emit;                  // "", mlir, plan, schedule, halide, asm, cuda
+  Emit emit = Emit::None;
   bool verify = false;
   bool pruneRows = true;             // kime-prune-rows: the last layer only for the heads' rows
   // f32, or bf16 (opt-in): the linears' weights in bf16 and their inputs rounded to bf16, for

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kime/plan.h"
+
 namespace kime {
 
 // The most rows a bucket allows a linear for it to count as a few-row kernel (KernelSpec::fewRows).
@@ -22,6 +24,9 @@ constexpr int64_t kRopePairGroup = 16;
 // The columns of a RoPE linear that hold each other's partners: kRopePairGroup, or a whole head.
 struct KernelSpec;
 int64_t ropePairGroup(const KernelSpec& s);
+
+// A kernel class's name (plan.h's), for keys, kernel names and messages.
+inline const char* className(kime_kernel_class c) { return kime_kernel_class_names[c]; }
 inline int64_t ropeColumnSource(int64_t p, int64_t hd) {
   const int64_t half = hd / 2, g = p % hd / kRopePairGroup, second = p % kRopePairGroup / (kRopePairGroup / 2);
   return p / hd * hd + second * half + g * (kRopePairGroup / 2) + p % (kRopePairGroup / 2);
@@ -29,7 +34,7 @@ inline int64_t ropeColumnSource(int64_t p, int64_t hd) {
 
 // The static choices of one kernel. Two kernels with the same key are the same code.
 struct KernelSpec {
-  std::string kind;  // embed | norm | linear | attention | head | select
+  kime_kernel_class kind = KIME_CLASS_EMBED;
   // norm, head: the input rows' norm (linears read rows a norm kernel wrote: none)
   std::string norm = "none";  // none | rms | layer
   double eps = 0;
@@ -69,21 +74,23 @@ struct KernelSpec {
   std::string key() const;
 };
 
+// The argument slots (plan.h) a kernel of `spec` takes, in call order, the output ("out") last:
+// its class's slots less the optional ones it goes without. The plan's steps, the Halide
+// argument lists and the CUDA signatures are built to this and checked against it.
+std::vector<kime_arg_slot> argSlots(const KernelSpec& spec);
+
 // One argument of a kernel call in a plan.
 struct PlanArg {
   enum class Source { Arena, Weight, Input };
   Source source = Source::Arena;
   int64_t offset = 0;    // Arena: byte offset
   int64_t weight = -1;   // Weight: index into the packed weights
-  // Input: ids, qtype, cu, tokseq, tokpos, marker_rows, first_rows; for the output rows R:
-  // out_rows (each one's token, -1 for an empty sequence), out_seq, out_pos, and the heads'
-  // out_first_rows (-1 for an empty sequence) and out_marker_rows
-  std::string input;
+  kime_plan_input input = KIME_INPUT_IDS;  // Input: which (plan.h)
   // Shape, innermost first as Halide sees it: cols (0 for a vector), then rows.
   int64_t cols = 0;
-  std::string rows;      // T, S, M, S+1, R: the batch's count at run time; "" for a static size
+  kime_row_symbol rows = KIME_ROWS_STATIC;  // the batch's count at run time, or a static size
   int64_t rowCount = 0;  // the static size, or the bucket's bound of `rows`
-  std::string dtype = "f32";  // f32 | i32 | u32 | u8
+  kime_dtype dtype = KIME_DTYPE_F32;
 };
 
 struct PlanStep {

@@ -21,20 +21,20 @@ int64_t KernelRegistry::intern(const KernelSpec& s) {
 }
 
 std::string KernelRegistry::name(int64_t i) const {
-  return "k" + std::to_string(i) + "_" + specs[size_t(i)].kind;
+  return "k" + std::to_string(i) + "_" + className(specs[size_t(i)].kind);
 }
 
 namespace {
 
-const char* symName(shapes::Sym s, int64_t offset) {
+kime_row_symbol rowSymbol(shapes::Sym s, int64_t offset) {
   switch (s) {
-    case shapes::Sym::T: return "T";
-    case shapes::Sym::S: return offset ? "S+1" : "S";
-    case shapes::Sym::M: return "M";
-    case shapes::Sym::R: return "R";
-    case shapes::Sym::None: return "";
+    case shapes::Sym::T: return KIME_ROWS_T;
+    case shapes::Sym::S: return offset ? KIME_ROWS_S1 : KIME_ROWS_S;
+    case shapes::Sym::M: return KIME_ROWS_M;
+    case shapes::Sym::R: return KIME_ROWS_R;
+    case shapes::Sym::None: return KIME_ROWS_STATIC;
   }
-  return "";
+  return KIME_ROWS_STATIC;
 }
 
 // A planned value's place and shape.
@@ -46,13 +46,13 @@ PlanArg arenaArg(Value v) {
   a.source = PlanArg::Source::Arena;
   a.offset = *k.getOffset();
   const shapes::Dim& rows = s.dims[0];
-  a.rows = symName(rows.sym, rows.value);
+  a.rows = rowSymbol(rows.sym, rows.value);
   a.rowCount = rows.isStatic() ? rows.value : rows.bound;
   a.cols = s.rank() > 1 ? s.dims[1].value : 0;
   return a;
 }
 
-PlanArg inputArg(const char* name, const char* rows, int64_t bound, const char* dtype) {
+PlanArg inputArg(kime_plan_input name, kime_row_symbol rows, int64_t bound, kime_dtype dtype) {
   PlanArg a;
   a.source = PlanArg::Source::Input;
   a.input = name;
@@ -82,8 +82,8 @@ class StepBuilder {
     a.cols = pw.shape.size() > 1 ? pw.shape[1] : 0;
     return a;
   }
-  PlanArg tokens(const char* name) { return inputArg(name, "T", b_.tokens, "i32"); }
-  PlanArg outputRows(const char* name) { return inputArg(name, "R", b_.seqs + b_.markers, "i32"); }
+  PlanArg tokens(kime_plan_input name) { return inputArg(name, KIME_ROWS_T, b_.tokens, KIME_DTYPE_I32); }
+  PlanArg outputRows(kime_plan_input name) { return inputArg(name, KIME_ROWS_R, b_.seqs + b_.markers, KIME_DTYPE_I32); }
   static bool hasOutputRows(Value v) {
     return cast<KimeTensorType>(v.getType()).getDims()[0].sym == shapes::Sym::R;
   }
@@ -112,17 +112,17 @@ class StepBuilder {
   PlanStep build(KernelOp k, KernelSpec& s) {
     PlanStep step;
     step.node = k.getNode().str();
-    s.kind = k.getKind().str();
+    s.kind = k.getKernelClass();
     shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
     s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
     s.outputRows = hasOutputRows(k.getResult());
-    if (s.kind == "embed") {
-      step.args = {inputArg("ids", "T", b_.tokens, "u32"), tokens("tokseq"), tokens("tokpos"),
-                   inputArg("qtype", "S", b_.seqs, "u8"), weight(k, "tok", "rows"),
+    if (s.kind == KIME_CLASS_EMBED) {
+      step.args = {inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32), tokens(KIME_INPUT_TOKSEQ),
+                   tokens(KIME_INPUT_TOKPOS), inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8), weight(k, "tok", "rows"),
                    weight(k, "type", "rows")};
       s.learnedPos = bool(k.arg("pos"));
       if (s.learnedPos) step.args.push_back(weight(k, "pos", "rows"));
-    } else if (s.kind == "linear") {
+    } else if (s.kind == KIME_CLASS_LINEAR) {
       input(k, s, step);  // normed by a norm kernel when a norm is in front
       s.act = config<StringAttr>(k, "act").str();
       s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
@@ -147,7 +147,7 @@ class StepBuilder {
       if (s.ropeHeads) {
         s.ropeTheta = config<FloatAttr>(k, "rope_theta").getValueAsDouble();
         s.ropeRows = ropeRows_;
-        step.args.push_back(s.outputRows ? outputRows("out_pos") : tokens("tokpos"));
+        step.args.push_back(s.outputRows ? outputRows(KIME_INPUT_OUT_POS) : tokens(KIME_INPUT_TOKPOS));
         step.args.push_back(weightArg(w_.ropeTable(false, hd, s.ropeTheta, ropeRows_)));
         step.args.push_back(weightArg(w_.ropeTable(true, hd, s.ropeTheta, ropeRows_)));
       }
@@ -156,7 +156,7 @@ class StepBuilder {
       // A few-row bucket gets a kernel of its own only where the CPU code differs for it.
       s.fewRows = (s.outputRows ? b_.seqs + b_.markers : b_.tokens) <= kFewRows && cpu::fewRowsChangesSchedule(s);
       step.flops = 2.0 * double(s.in) * double(s.out) * (s.act == "swiglu" ? 2 : 1);
-    } else if (s.kind == "attention") {
+    } else if (s.kind == KIME_CLASS_ATTENTION) {
       PlanArg q = arenaArg(k.arg("q")), kk = arenaArg(k.arg("k"));
       s.in = q.cols;
       s.kvWidth = kk.cols;
@@ -164,28 +164,29 @@ class StepBuilder {
       s.kvHeads = config<IntegerAttr>(k, "kv_heads").getInt();
       s.scale = config<FloatAttr>(k, "scale").getValueAsDouble();
       s.maxLen = b_.tokens;
-      step.args = {q, kk, arenaArg(k.arg("v")), s.outputRows ? outputRows("out_seq") : tokens("tokseq"),
-                   inputArg("cu", "S+1", b_.seqs + 1, "u32")};
+      step.args = {q, kk, arenaArg(k.arg("v")), s.outputRows ? outputRows(KIME_INPUT_OUT_SEQ) : tokens(KIME_INPUT_TOKSEQ),
+                   inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32)};
       step.flops = 4.0 * double(s.in);  // per (query, key) pair: q.k and p.v
-    } else if (s.kind == "head") {
+    } else if (s.kind == KIME_CLASS_HEAD) {
       normedInput(k, s, step);
       s.rows = config<StringAttr>(k, "rows").str();
       const bool picked = hasOutputRows(k.arg("x"));
-      step.args.push_back(s.rows == "markers" ? inputArg(picked ? "out_marker_rows" : "marker_rows", "M", b_.markers, "i32")
-                                              : inputArg(picked ? "out_first_rows" : "first_rows", "S", b_.seqs, "i32"));
+      step.args.push_back(s.rows == "markers"
+                              ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32)
+                              : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs, KIME_DTYPE_I32));
       step.args.push_back(weight(k, "weight", "transposed"));
       s.bias = bool(k.arg("bias"));
       if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
       s.out = step.args[step.args.size() - (s.bias ? 2 : 1)].cols;
       step.flops = 2.0 * double(s.in) * double(s.out);
-    } else if (s.kind == "norm") {
+    } else if (s.kind == KIME_CLASS_NORM) {
       normedInput(k, s, step);
-    } else if (s.kind == "select") {
-      step.args = {arenaArg(k.arg("x")), outputRows("out_rows")};
+    } else if (s.kind == KIME_CLASS_SELECT) {
+      step.args = {arenaArg(k.arg("x")), outputRows(KIME_INPUT_OUT_ROWS)};
       s.in = step.args[0].cols;
     }
     PlanArg out = arenaArg(k.getResult());
-    if (s.kind == "head") out.cols = s.out;  // [M] logits are [M, 1] to the kernel
+    if (s.kind == KIME_CLASS_HEAD) out.cols = s.out;  // [M] logits are [M, 1] to the kernel
     step.args.push_back(out);
     return step;
   }
@@ -234,6 +235,9 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
     for (KernelOp k : fn.getOps<KernelOp>()) {
       KernelSpec spec;
       PlanStep step = sb.build(k, spec);
+      if (step.args.size() != argSlots(spec).size())
+        throw CompileError("internal: kernel \"" + step.node + "\" has " + std::to_string(step.args.size()) +
+                           " arguments, but its class takes " + std::to_string(argSlots(spec).size()) + " (plan.h)");
       step.kernel = kernels.intern(spec);
       plan.steps.push_back(std::move(step));
     }

@@ -20,36 +20,17 @@ struct Fail {
 };
 
 // Reads the manifest; any missing or mistyped field throws nlohmann's error, reported as a
-// corrupt manifest by the caller.
-RowSym rowSym(const std::string& s) {
-  if (s.empty()) return RowSym::Static;
-  if (s == "T") return RowSym::T;
-  if (s == "S") return RowSym::S;
-  if (s == "S+1") return RowSym::S1;
-  if (s == "M") return RowSym::M;
-  if (s == "R") return RowSym::R;
-  throw Fail{"unknown row count \"" + s + "\""};
-}
-
-InputId inputId(const std::string& s) {
-  static const std::pair<const char*, InputId> names[] = {
-      {"ids", InputId::Ids},       {"qtype", InputId::Qtype},         {"cu", InputId::Cu},
-      {"tokseq", InputId::TokSeq}, {"tokpos", InputId::TokPos},       {"marker_rows", InputId::MarkerRows},
-      {"first_rows", InputId::FirstRows}, {"out_rows", InputId::OutRows},   {"out_seq", InputId::OutSeq},
-      {"out_pos", InputId::OutPos}, {"out_first_rows", InputId::OutFirstRows},
-      {"out_marker_rows", InputId::OutMarkerRows}};
-  for (const auto& [n, id] : names)
-    if (s == n) return id;
-  throw Fail{"unknown input \"" + s + "\""};
+// corrupt manifest by the caller. Names are plan.h's.
+template <typename Enum, int N>
+Enum named(const char* const (&names)[N], const std::string& s, const char* what) {
+  const int i = kime_name_index(names, N, s.c_str());
+  if (i < 0) throw Fail{std::string("unknown ") + what + " \"" + s + "\""};
+  return Enum(i);
 }
 
 kime_kernel_type dtype(const std::string& s) {
-  if (s == "f32") return {2, 32, 1};
-  if (s == "i32") return {0, 32, 1};
-  if (s == "u32") return {1, 32, 1};
-  if (s == "u8") return {1, 8, 1};
-  if (s == "bf16") return {4, 16, 1};  // Halide's halide_type_bfloat
-  throw Fail{"unknown dtype \"" + s + "\""};
+  const kime_dtype d = named<kime_dtype>(kime_dtype_names, s, "dtype");
+  return {kime_dtype_codes[d], kime_dtype_bits[d], 1};
 }
 
 ArgInfo argOf(const Json& j, const ModelImpl& m) {
@@ -68,8 +49,8 @@ ArgInfo argOf(const Json& j, const ModelImpl& m) {
   a.source = src == "arena" ? ArgInfo::Source::Arena : ArgInfo::Source::Input;
   if (src != "arena" && src != "input") throw Fail{"unknown argument source \"" + src + "\""};
   if (a.source == ArgInfo::Source::Arena) a.offset = j.at("offset").get<int64_t>();
-  else a.input = inputId(j.at("name").get<std::string>());
-  a.rows = rowSym(j.at("rows").get<std::string>());
+  else a.input = named<InputId>(kime_plan_input_names, j.at("name").get<std::string>(), "input");
+  a.rows = named<RowSym>(kime_row_symbol_names, j.at("rows").get<std::string>(), "row count");
   a.rowCount = j.at("bound").get<int64_t>();
   a.cols = j.at("cols").get<int64_t>();
   a.type = dtype(j.at("dtype").get<std::string>());
@@ -99,7 +80,7 @@ void readManifest(const std::string& text, ModelImpl& m) {
   }
   for (const Json& k : j.at("kernels")) {
     m.kernelNames.push_back(k.at("name").get<std::string>());
-    m.kernelKinds.push_back(k.at("kind").get<std::string>());
+    m.kernelClasses.push_back(named<kime_kernel_class>(kime_kernel_class_names, k.at("kind").get<std::string>(), "kernel class"));
   }
   for (const Json& b : j.at("buckets")) {
     BucketInfo bi;
@@ -166,6 +147,13 @@ const SectionInfo* ModelImpl::section(const std::string& n) const {
   return nullptr;
 }
 
+std::vector<std::string> ModelImpl::sectionsUnder(const std::string& prefix) const {
+  std::vector<std::string> out;
+  for (const SectionInfo& s : sections)
+    if (s.name.compare(0, prefix.size(), prefix) == 0) out.push_back(s.name.substr(prefix.size()));
+  return out;
+}
+
 std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
   auto fail = [&](const std::string& msg) {
     return std::optional<Error>(Error::unsupported(path + ": " + msg));
@@ -195,7 +183,8 @@ std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
     return fail("format version " + std::to_string(h.version) + " is newer than this runtime's " +
                 std::to_string(KIME_FORMAT_VERSION) + "; recompile the model or update kime");
   if (h.version != KIME_FORMAT_VERSION)
-    return fail("format version " + std::to_string(h.version) + " is not " + std::to_string(KIME_FORMAT_VERSION));
+    return fail("format version " + std::to_string(h.version) + " is older than this runtime's " +
+                std::to_string(KIME_FORMAT_VERSION) + "; recompile the model with this kime");
   if (h.file_size != m.mapSize)
     return fail("the file has " + std::to_string(m.mapSize) + " bytes but its header says " +
                 std::to_string(h.file_size) + " (truncated or appended to)");
@@ -214,9 +203,10 @@ std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
       return fail("section \"" + name + "\" is corrupt (checksum mismatch)");
     m.sections.push_back({name, e.offset, e.size});
   }
-  const SectionInfo* manifest = m.section("manifest");
-  const SectionInfo* weights = m.section("weights.cpu");
-  if (!manifest || !weights) return fail("a manifest and a weights.cpu section are required");
+  const SectionInfo* manifest = m.section(KIME_SECTION_MANIFEST);
+  const SectionInfo* weights = m.section(KIME_SECTION_WEIGHTS_CPU);
+  if (!manifest || !weights)
+    return fail(std::string("a ") + KIME_SECTION_MANIFEST + " and a " + KIME_SECTION_WEIGHTS_CPU + " section are required");
   m.weightData = reinterpret_cast<const float*>(m.map + weights->offset);
   m.weightBytes = weights->size;
   try {

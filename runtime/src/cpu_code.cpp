@@ -120,15 +120,13 @@ std::string joined(const std::vector<std::string>& names, const char* sep) {
 // The code section to load: `pick`'s, or the first of this CPU's targets (best first) that the
 // artifact has; sets m.cpuTarget.
 std::variant<const SectionInfo*, Error> chooseCpuCode(ModelImpl& m, const std::string& pick) {
-  std::vector<std::string> have, host = hostCpuTargets();
-  for (const SectionInfo& s : m.sections)
-    if (s.name.rfind("code.cpu.", 0) == 0) have.push_back(s.name.substr(9));
+  const std::vector<std::string> have = m.sectionsUnder(KIME_SECTION_CPU_CODE), host = hostCpuTargets();
   const std::vector<std::string> wanted = pick.empty() ? host : std::vector<std::string>{pick};
   if (!pick.empty() && std::find(host.begin(), host.end(), pick) == host.end())
     return Error::unsupported("CPU target " + pick + " was asked for, but this CPU runs " +
                               (host.empty() ? "no target kime knows" : joined(host, ", ")));
   for (const std::string& t : wanted)
-    if (const SectionInfo* code = m.section("code.cpu." + t)) {
+    if (const SectionInfo* code = m.section(KIME_SECTION_CPU_CODE + t)) {
       m.cpuTarget = t;
       return code;
     }

@@ -22,7 +22,7 @@ StagingLayout stagingFor(const Bucket& b) {
     at += (std::max<size_t>(n, 1) + 63) / 64 * 64;
     return o;
   };
-  l.counts = take(4 * sizeof(int32_t));
+  l.counts = take(KIME_COUNT_SLOTS * sizeof(int32_t));
   l.ids = take(b.tokens * 4);
   l.qtype = take(b.seqs);
   l.cu = take((b.seqs + 1) * 4);
@@ -102,23 +102,22 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
 
   // The newest PTX of this arithmetic the device can run (the driver compiles PTX forward,
   // never back). Sections are named code.ptx.MATH.ARCH.
-  const std::string prefix = std::string("code.ptx.") + cudaMathName(math) + ".";
+  const std::string mathDot = std::string(cudaMathName(math)) + ".";
   const SectionInfo* ptx = nullptr;
   int best = 0;
   std::string have;
-  for (const SectionInfo& s : m.sections) {
-    if (s.name.rfind("code.ptx.", 0) != 0) continue;
-    have += (have.empty() ? "" : ", ") + s.name.substr(9);
-    if (s.name.rfind(prefix, 0) != 0) continue;
-    std::string arch = s.name.substr(prefix.size());
+  for (const std::string& name : m.sectionsUnder(KIME_SECTION_PTX_CODE)) {
+    have += (have.empty() ? "" : ", ") + name;
+    if (name.compare(0, mathDot.size(), mathDot) != 0) continue;
+    std::string arch = name.substr(mathDot.size());
     int n = smNumber(arch);
-    if (n && n <= sm && n > best) best = n, ptx = &s, cm->arch = arch;
+    if (n && n <= sm && n > best) best = n, ptx = m.section(KIME_SECTION_PTX_CODE + name), cm->arch = arch;
   }
   if (!ptx)
     return Error::unsupported(m.path + ": " +
                               (have.empty() ? std::string("the artifact has no CUDA code (compiled with --cuda-arch none)")
                                             : "the artifact has PTX for " + have) +
-                              ", but " + cm->deviceName + " (sm_" + std::to_string(sm) + ") needs " + prefix.substr(9) +
+                              ", but " + cm->deviceName + " (sm_" + std::to_string(sm) + ") needs " + mathDot +
                               "sm_" + std::to_string(sm) + " or older");
 
   if (auto e = check("cuDevicePrimaryCtxRetain", d->primaryCtxRetain(&cm->ctx, cm->device))) return *e;
@@ -168,9 +167,9 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
   const StagingLayout& l = p->layout;
   auto inputAt = [&](InputId id) -> cu::DevicePtr {
     switch (id) {
-      case InputId::Ids: return p->staging + l.ids;
-      case InputId::Qtype: return p->staging + l.qtype;
-      case InputId::Cu: return p->staging + l.cu;
+      case KIME_INPUT_IDS: return p->staging + l.ids;
+      case KIME_INPUT_QTYPE: return p->staging + l.qtype;
+      case KIME_INPUT_CU: return p->staging + l.cu;
       default: return p->staging + l.staged[stagedIndex(id)];
     }
   };
@@ -214,8 +213,8 @@ std::optional<Error> runCudaPlan(CudaModel& cm, CudaPlan& p, const Batch& b, Out
   const size_t T = b.tokens(), S = b.seqs(), M = b.markerCount();
   uint8_t* h = p.hostStaging;
   auto at = [&](size_t offset) { return reinterpret_cast<int32_t*>(h + offset); };
-  at(l.counts)[0] = int32_t(T), at(l.counts)[1] = int32_t(S), at(l.counts)[2] = int32_t(M);
-  at(l.counts)[3] = int32_t(S + M);  // kime-prune-rows' output rows
+  at(l.counts)[KIME_COUNT_T] = int32_t(T), at(l.counts)[KIME_COUNT_S] = int32_t(S), at(l.counts)[KIME_COUNT_M] = int32_t(M);
+  at(l.counts)[KIME_COUNT_R] = int32_t(S + M);  // kime-prune-rows' output rows
   if (T) std::memcpy(h + l.ids, b.ids.data, T * 4);
   if (S) std::memcpy(h + l.qtype, b.qtype.data, S);
   std::memcpy(h + l.cu, b.cu.data, (S + 1) * 4);

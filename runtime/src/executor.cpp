@@ -82,22 +82,22 @@ std::string Model::inspect() const {
 //===----------------------------------------------------------------------===//
 
 size_t stagedRows(size_t i, const Bucket& b) {
-  switch (InputId(i + size_t(InputId::TokSeq))) {
-    case InputId::TokSeq:
-    case InputId::TokPos: return b.tokens;
-    case InputId::MarkerRows:
-    case InputId::OutMarkerRows: return b.markers;
-    case InputId::FirstRows:
-    case InputId::OutFirstRows: return b.seqs;
+  switch (InputId(i + size_t(KIME_INPUT_TOKSEQ))) {
+    case KIME_INPUT_TOKSEQ:
+    case KIME_INPUT_TOKPOS: return b.tokens;
+    case KIME_INPUT_MARKER_ROWS:
+    case KIME_INPUT_OUT_MARKER_ROWS: return b.markers;
+    case KIME_INPUT_FIRST_ROWS:
+    case KIME_INPUT_OUT_FIRST_ROWS: return b.seqs;
     default: return b.seqs + b.markers;  // the output rows
   }
 }
 
 void stageIndices(const Batch& b, int32_t* const* arrays) {
   auto a = [&](InputId id) { return arrays[stagedIndex(id)]; };
-  int32_t *tokseq = a(InputId::TokSeq), *tokpos = a(InputId::TokPos), *markerRows = a(InputId::MarkerRows),
-          *firstRows = a(InputId::FirstRows), *outRows = a(InputId::OutRows), *outSeq = a(InputId::OutSeq),
-          *outPos = a(InputId::OutPos), *outFirst = a(InputId::OutFirstRows), *outMarkers = a(InputId::OutMarkerRows);
+  int32_t *tokseq = a(KIME_INPUT_TOKSEQ), *tokpos = a(KIME_INPUT_TOKPOS), *markerRows = a(KIME_INPUT_MARKER_ROWS),
+          *firstRows = a(KIME_INPUT_FIRST_ROWS), *outRows = a(KIME_INPUT_OUT_ROWS), *outSeq = a(KIME_INPUT_OUT_SEQ),
+          *outPos = a(KIME_INPUT_OUT_POS), *outFirst = a(KIME_INPUT_OUT_FIRST_ROWS), *outMarkers = a(KIME_INPUT_OUT_MARKER_ROWS);
   const size_t S = b.seqs();
   for (size_t i = 0; i < S; ++i) {
     for (uint32_t t = b.cu[i]; t < b.cu[i + 1]; ++t) {
@@ -232,9 +232,9 @@ struct ExecutorImpl {
       buf.dim[buf.dimensions - 1].extent = int32_t(std::max<int64_t>(count(a.rows, a.rowCount), 1));
       if (a.source != ArgInfo::Source::Input) continue;
       switch (a.input) {
-        case InputId::Ids: buf.host = hostOf(b.ids.data); break;
-        case InputId::Qtype: buf.host = hostOf(b.qtype.data); break;
-        case InputId::Cu: buf.host = hostOf(b.cu.data); break;
+        case KIME_INPUT_IDS: buf.host = hostOf(b.ids.data); break;
+        case KIME_INPUT_QTYPE: buf.host = hostOf(b.qtype.data); break;
+        case KIME_INPUT_CU: buf.host = hostOf(b.cu.data); break;
         default: buf.host = reinterpret_cast<uint8_t*>(p.stagedAt[stagedIndex(a.input)]); break;
       }
     }
@@ -347,7 +347,10 @@ std::vector<std::pair<std::string, double>> Executor::profile(size_t index, bool
   const auto& p = impl_->plans.at(index);
   if (!p) return {};
   ModelImpl& m = impl_->m();
-  for (size_t s = 0; s < p->info->steps.size(); ++s) byKind[(perKernel ? m.kernelNames : m.kernelKinds)[p->info->steps[s].kernel]] += p->stepSeconds[s];
+  for (size_t s = 0; s < p->info->steps.size(); ++s) {
+    const size_t k = p->info->steps[s].kernel;
+    byKind[perKernel ? m.kernelNames[k] : kime_kernel_class_names[m.kernelClasses[k]]] += p->stepSeconds[s];
+  }
   return {byKind.begin(), byKind.end()};
 }
 
@@ -381,9 +384,10 @@ double Executor::flops(const Batch& batch, const std::string& kernels) const {
     if (!bi.bucket.holds(t, seqs, k)) continue;
     double f = 0;
     for (const StepInfo& s : bi.steps) {
-      if (!kernels.empty() && kernels != m.kernelKinds[s.kernel] && kernels != m.kernelNames[s.kernel]) continue;
+      if (!kernels.empty() && kernels != kime_kernel_class_names[m.kernelClasses[s.kernel]] && kernels != m.kernelNames[s.kernel])
+        continue;
       double rows = double(rowsOf(s.flopRows, int64_t(t), int64_t(seqs), int64_t(k), 0));
-      if (m.kernelKinds[s.kernel] == "attention") rows = s.flopRows == RowSym::R ? outputPairs : pairs;
+      if (m.kernelClasses[s.kernel] == KIME_CLASS_ATTENTION) rows = s.flopRows == KIME_ROWS_R ? outputPairs : pairs;
       f += s.flops * rows;
     }
     return f;

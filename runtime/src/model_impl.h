@@ -9,40 +9,36 @@
 #include <vector>
 
 #include "kime/format.h"
+#include "kime/plan.h"
 #include "kime/runtime.h"
 
 namespace kime {
 
-// The inputs a plan can read: the batch's own arrays, and the int32 index arrays the runtime
-// stages from them (TokSeq onward). The Out* arrays serve kime-prune-rows' output rows R = S + M
-// (each sequence's first token, then each marked token).
-enum class InputId {
-  Ids, Qtype, Cu,
-  TokSeq, TokPos, MarkerRows, FirstRows, OutRows, OutSeq, OutPos, OutFirstRows, OutMarkerRows
-};
-inline size_t stagedIndex(InputId id) { return size_t(id) - size_t(InputId::TokSeq); }
-constexpr size_t kStagedInputs = size_t(InputId::OutMarkerRows) - size_t(InputId::TokSeq) + 1;
-// The count a dimension takes at run time.
-enum class RowSym { Static, T, S, S1, M, R };
+// The plan's names and numbers are plan.h's: its inputs, row symbols, dtypes, kernel classes.
+using InputId = kime_plan_input;
+using RowSym = kime_row_symbol;
+// The staged inputs (the index arrays the runtime fills from a batch) are plan.h's from
+// KIME_FIRST_STAGED_INPUT on.
+inline size_t stagedIndex(InputId id) { return size_t(id) - size_t(KIME_FIRST_STAGED_INPUT); }
+constexpr size_t kStagedInputs = size_t(KIME_INPUT_COUNT) - size_t(KIME_FIRST_STAGED_INPUT);
 // That count for a batch of T tokens, S sequences and M markers (`fixed` for a static size).
 inline int64_t rowsOf(RowSym r, int64_t T, int64_t S, int64_t M, int64_t fixed) {
   switch (r) {
-    case RowSym::T: return T;
-    case RowSym::S: return S;
-    case RowSym::S1: return S + 1;
-    case RowSym::M: return M;
-    case RowSym::R: return S + M;
-    case RowSym::Static: return fixed;
+    case KIME_ROWS_T: return T;
+    case KIME_ROWS_S: return S;
+    case KIME_ROWS_S1: return S + 1;
+    case KIME_ROWS_M: return M;
+    case KIME_ROWS_R: return S + M;
+    default: return fixed;
   }
-  return fixed;
 }
 
 struct ArgInfo {
   enum class Source { Arena, Weight, Input } source = Source::Arena;
   int64_t offset = 0;  // arena bytes
   int64_t weight = -1;
-  InputId input = InputId::Ids;
-  RowSym rows = RowSym::Static;
+  InputId input = KIME_INPUT_IDS;
+  RowSym rows = KIME_ROWS_STATIC;
   int64_t rowCount = 0;  // static size or bound
   int64_t cols = 0;      // 0: a vector
   kime_kernel_type type{2, 32, 1};
@@ -52,7 +48,7 @@ struct StepInfo {
   size_t kernel = 0;
   std::string node;
   double flops = 0;  // per output row; attention: per (query, key) pair
-  RowSym flopRows = RowSym::T;
+  RowSym flopRows = KIME_ROWS_T;
   std::vector<ArgInfo> args;
   // The CUDA launch for the bucket's bounds, per arithmetic of the linear layers.
   struct Launch {
@@ -62,8 +58,9 @@ struct StepInfo {
 
 // The arithmetic of the CUDA linear kernels: tensor cores with TF32 inputs, or exact f32 FMA;
 // named as in the manifest, the PTX sections and the options.
-enum CudaMath { kTf32 = 0, kF32 = 1 };
-inline const char* cudaMathName(CudaMath m) { return m == kTf32 ? "tf32" : "f32"; }
+using CudaMath = kime_cuda_math;
+constexpr CudaMath kTf32 = KIME_CUDA_TF32, kF32 = KIME_CUDA_F32;
+inline const char* cudaMathName(CudaMath m) { return kime_cuda_math_names[m]; }
 
 struct BucketInfo {
   Bucket bucket;
@@ -107,7 +104,8 @@ struct ModelImpl {
   std::string name;
   size_t vocab = 0, types = 0;
   std::vector<WeightInfo> weights;
-  std::vector<std::string> kernelNames, kernelKinds;
+  std::vector<std::string> kernelNames;
+  std::vector<kime_kernel_class> kernelClasses;
   std::vector<BucketInfo> buckets;
   std::vector<StageInfo> stages;
   const float* weightData = nullptr;  // the weights section, used in place
@@ -123,6 +121,8 @@ struct ModelImpl {
 
   ~ModelImpl();
   const SectionInfo* section(const std::string& name) const;
+  // The names of the sections that start with `prefix` (plan.h's KIME_SECTION_*), without it.
+  std::vector<std::string> sectionsUnder(const std::string& prefix) const;
 };
 
 // Maps `path` and checks header, sections and checksums, then reads the manifest. Returns an

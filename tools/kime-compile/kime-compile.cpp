@@ -44,12 +44,12 @@ int main(int argc, char** argv) {
   if (o.cudaArchs.empty() && o.cpuPrecision != "bf16") o.cudaArchs = {"sm_80", "sm_90"};
   if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
   if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
-  o.emit = emit;
   o.verify = verify;
   o.pruneRows = !noPruneRows;
   o.jobs = jobs;
   try {
-    if (!o.emit.empty() && !o.output.empty()) {
+    o.emit = kime::parseEmit(emit);
+    if (o.emit != kime::Emit::None && !o.output.empty()) {
       // --emit with -o: the text goes to that file, written whole or not at all.
       std::ostringstream text;
       kime::compileModel(o, text, std::cerr);

@@ -468,19 +468,29 @@ HalideKernel head(const KernelSpec& s, const RowSchedule& sch) {
   return {Pipeline(out), args};
 }
 
-}  // namespace
-
-HalideKernel buildKernel(const KernelSpec& s, const IsaInfo& isa) {
-  if (s.kind == "embed") return embed(s, isa);
-  if (s.kind == "linear") return linear(s, isa);
-  if (s.kind == "attention") {
+HalideKernel buildAnyKernel(const KernelSpec& s, const IsaInfo& isa) {
+  if (s.kind == KIME_CLASS_EMBED) return embed(s, isa);
+  if (s.kind == KIME_CLASS_LINEAR) return linear(s, isa);
+  if (s.kind == KIME_CLASS_ATTENTION) {
     const AttentionSchedule sch = attentionSchedule(s, isa);
     return sch.tiled ? attentionTiles(s, sch) : attention(s, sch);
   }
-  if (s.kind == "head") return head(s, rowSchedule(s, isa));
-  if (s.kind == "select") return selectRows(s, rowSchedule(s, isa));
-  if (s.kind == "norm") return normKernel(s, rowSchedule(s, isa));
-  throw CompileError("internal: no CPU kernel for class \"" + s.kind + "\"");
+  if (s.kind == KIME_CLASS_HEAD) return head(s, rowSchedule(s, isa));
+  if (s.kind == KIME_CLASS_SELECT) return selectRows(s, rowSchedule(s, isa));
+  if (s.kind == KIME_CLASS_NORM) return normKernel(s, rowSchedule(s, isa));
+  throw CompileError(std::string("internal: no CPU kernel for class \"") + className(s.kind) + "\"");
+}
+
+}  // namespace
+
+HalideKernel buildKernel(const KernelSpec& s, const IsaInfo& isa) {
+  HalideKernel k = buildAnyKernel(s, isa);
+  // The parameters are plan.h's slots, in order (the output is the pipeline's own).
+  const std::vector<kime_arg_slot> slots = argSlots(s);
+  bool same = k.args.size() + 1 == slots.size();
+  for (size_t i = 0; same && i < k.args.size(); ++i) same = k.args[i].name == slots[i].name;
+  if (!same) throw CompileError(std::string("internal: the CPU ") + className(s.kind) + " kernel's parameters are not plan.h's slots");
+  return k;
 }
 
 }  // namespace kime::cpu

@@ -109,7 +109,7 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
 }
 
 bool fewRowsChangesSchedule(const KernelSpec& spec) {
-  if (spec.kind != "linear") return false;
+  if (spec.kind != KIME_CLASS_LINEAR) return false;
   KernelSpec few = spec, many = spec;
   few.fewRows = true;
   many.fewRows = false;
@@ -134,17 +134,17 @@ AttentionSchedule attentionSchedule(const KernelSpec& s, const IsaInfo& isa) {
 }
 
 RowSchedule rowSchedule(const KernelSpec& s, const IsaInfo& isa) {
-  if (s.kind == "embed") return {kRowTile, lanesFor(s.out, isa.lanes)};
+  if (s.kind == KIME_CLASS_EMBED) return {kRowTile, lanesFor(s.out, isa.lanes)};
   // A norm task of 16 rows: a batch of a few rows is one task, not a hand-off per few rows.
-  if (s.kind == "norm") return {16, lanesFor(s.in, isa.lanes)};
-  if (s.kind == "select") return {0, lanesFor(s.out, isa.lanes)};
+  if (s.kind == KIME_CLASS_NORM) return {16, lanesFor(s.in, isa.lanes)};
+  if (s.kind == KIME_CLASS_SELECT) return {0, lanesFor(s.out, isa.lanes)};
   return {0, lanesFor(s.in, isa.lanes)};  // head: one task, its rows are few
 }
 
 std::string describeSchedule(const KernelSpec& s, const IsaInfo& isa) {
   std::ostringstream d;
-  d << s.kind << " (" << isaName(isa.isa) << "): ";
-  if (s.kind == "linear") {
+  d << className(s.kind) << " (" << isaName(isa.isa) << "): ";
+  if (s.kind == KIME_CLASS_LINEAR) {
     LinearSchedule l = linearSchedule(s, isa);
     if (!l.blocked) {
       d << "unblocked, tasks of " << l.tileRows << " rows, lanes " << l.lanes;
@@ -154,7 +154,7 @@ std::string describeSchedule(const KernelSpec& s, const IsaInfo& isa) {
         << ", chunks " << l.chunks;
     }
     if (l.kChunk) d << ", bf16 k chunk " << l.kChunk;
-  } else if (s.kind == "attention") {
+  } else if (s.kind == KIME_CLASS_ATTENTION) {
     AttentionSchedule a = attentionSchedule(s, isa);
     if (a.tiled) d << "tiles of " << a.queries << " queries, key blocks of " << a.keyBlock << ", lanes " << a.lanes;
     else d << "one query a task, lanes " << a.lanes << ", key lanes " << a.keyLanes;

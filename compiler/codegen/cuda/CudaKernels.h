@@ -18,8 +18,9 @@ namespace kime::cuda {
 
 // The arithmetic of the linear layers: tensor cores (mma.sync, TF32 inputs, f32 accumulation),
 // or f32 FMA, exact to the reference's 1e-4. An artifact may carry PTX for both.
-enum class Math { Tf32, F32 };
-const char* mathName(Math m);                   // "tf32", "f32"
+// plan.h's kime_cuda_math, named as there ("tf32", "f32").
+enum class Math { Tf32 = KIME_CUDA_TF32, F32 = KIME_CUDA_F32 };
+const char* mathName(Math m);
 Math parseMath(const std::string& name);        // throws CompileError for another name
 
 // How a kernel is launched for a bucket: a grid sized for the bucket's bounds, `block` threads.

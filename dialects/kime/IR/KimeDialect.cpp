@@ -205,12 +205,36 @@ Value KernelOp::arg(StringRef role) {
   return {};
 }
 
+const KernelRoles& mlir::kime::kernelRoles(kime_kernel_class c) {
+  static const KernelRoles roles[KIME_CLASS_COUNT] = {
+      /* embed */ {{"ids", "qtype", "cu", "tok", "type"}, {"pos"}},
+      /* norm */ {{"x", "norm.weight"}, {"norm.bias"}},
+      /* linear: cu for RoPE's positions */
+      {{"x", "weight"}, {"bias", "weight.up", "bias.up", "cu", "residual"}},
+      /* attention */ {{"q", "k", "v", "cu"}, {}},
+      /* head: markers and mcu for the marker head */
+      {{"x", "cu", "weight"}, {"norm.weight", "norm.bias", "markers", "mcu", "bias"}},
+      /* select */ {{"x", "cu", "markers", "mcu"}, {}},
+  };
+  return roles[c];
+}
+
+kime_kernel_class KernelOp::getKernelClass() {
+  return kime_kernel_class(kime_name_index(kime_kernel_class_names, KIME_CLASS_COUNT, getKind().str().c_str()));
+}
+
 LogicalResult KernelOp::verify() {
-  static const char* kinds[] = {"embed", "norm", "linear", "attention", "head", "select"};
-  if (llvm::find(kinds, getKind()) == std::end(kinds))
-    return emitOpError("unknown kernel class \"") << getKind() << "\"";
+  const int c = kime_name_index(kime_kernel_class_names, KIME_CLASS_COUNT, getKind().str().c_str());
+  if (c < 0) return emitOpError("unknown kernel class \"") << getKind() << "\"";
   if (getRoles().size() != getArgs().size())
     return emitOpError("has ") << getArgs().size() << " operands but " << getRoles().size()
                                << " roles";
+  const KernelRoles& allowed = kernelRoles(kime_kernel_class(c));
+  for (Attribute r : getRoles()) {
+    StringRef role = cast<StringAttr>(r).getValue();
+    if (llvm::find(allowed.required, role) == allowed.required.end() &&
+        llvm::find(allowed.optional, role) == allowed.optional.end())
+      return emitOpError("a ") << getKind() << " kernel takes no \"" << role << "\" operand";
+  }
   return success();
 }

@@ -3,6 +3,7 @@
 #define KIME_IR_KIMEDIALECT_H
 
 #include "kime/Shapes/KimeShapes.h"
+#include "kime/plan.h"
 #include "llvm/ADT/Hashing.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +32,13 @@ namespace mlir::kime {
 // The element type of a dtype (f32, f16, bf16, ui32, ui8) and back.
 Type elementTypeOf(MLIRContext* ctx, ::kime::shapes::DType t);
 std::optional<::kime::shapes::DType> dtypeOf(Type t);
+
+// The operand roles of a kernel class (plan.h's kime_kernel_class): those it must have, and
+// those it may have besides. A kernel with any other role is invalid.
+struct KernelRoles {
+  std::vector<const char*> required, optional;
+};
+const KernelRoles& kernelRoles(kime_kernel_class c);
 
 }  // namespace mlir::kime
 

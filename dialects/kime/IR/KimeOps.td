@@ -346,6 +346,8 @@ def Kime_KernelOp : Kime_Op<"kernel"> {
   let extraClassDeclaration = [{
     /// The operand playing `role`, or null.
     ::mlir::Value arg(::llvm::StringRef role);
+    /// The class named by `kind` (plan.h's kime_kernel_class); verified to be one.
+    kime_kernel_class getKernelClass();
   }];
 }
 

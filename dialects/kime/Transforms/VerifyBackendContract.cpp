@@ -1,5 +1,4 @@
 // kime-verify-backend-contract: only what codegen can compile gets past this point.
-#include <map>
 #include "kime/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -9,17 +8,9 @@ namespace mlir::kime {
 
 namespace {
 
-// The roles each kernel class must have.
+// The roles each kernel class must have (the op's verifier refuses the ones it may not).
 LogicalResult checkRoles(KernelOp k) {
-  static const std::map<std::string, std::vector<const char*>> required = {
-      {"embed", {"ids", "qtype", "cu", "tok", "type"}},
-      {"norm", {"x", "norm.weight"}},
-      {"linear", {"x", "weight"}},
-      {"attention", {"q", "k", "v", "cu"}},
-      {"head", {"x", "cu", "weight"}},
-      {"select", {"x", "cu", "markers", "mcu"}},
-  };
-  for (const char* role : required.at(k.getKind().str()))
+  for (const char* role : kernelRoles(k.getKernelClass()).required)
     if (!k.arg(role)) return k.emitOpError("lacks its \"") << role << "\" operand";
   return success();
 }

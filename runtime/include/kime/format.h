@@ -1,5 +1,6 @@
-/* kime artifact format, version 1: the one header both the writer (compiler/artifact) and the
- * reader (runtime) include, so the two cannot drift. C-compatible, no dependencies.
+/* kime artifact format (its version, KIME_FORMAT_VERSION, and the section names are plan.h's):
+ * the one header both the writer (compiler/artifact) and the reader (runtime) include, so the two
+ * cannot drift. C-compatible, no dependencies.
  *
  * Layout of a `.kime` file (all integers little endian):
  *
@@ -28,13 +29,14 @@
 
 #include <stdint.h>
 
+#include "kime/plan.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define KIME_MAGIC "KIMEART1"
 #define KIME_MAGIC_SIZE 8
-#define KIME_FORMAT_VERSION 1u
 #define KIME_SECTION_ALIGN 4096u
 #define KIME_SECTION_NAME_SIZE 48
 

@@ -306,3 +306,29 @@ func.func @bad_type(%x: !kime.tensor<[S+-1], ui32>) {
 func.func @bad_type(%x: !kime.tensor<[X, 8], f32>) {
   return
 }
+
+// -----
+
+func.func @kernel_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op unknown kernel class "conv"}}
+  %y = kime.kernel "conv" "l"(%x, %w) roles ["x", "weight"] config {} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_roles(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op has 2 operands but 1 roles}}
+  %y = kime.kernel "linear" "l"(%x, %w) roles ["x"] config {} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+// A linear's input comes normed by a norm kernel: a linear with a norm's weight would be lowered
+// without its norm.
+func.func @kernel_role_of_another_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op a linear kernel takes no "norm.weight" operand}}
+  %y = kime.kernel "linear" "l"(%x, %w, %g) roles ["x", "weight", "norm.weight"] config {} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>, !kime.tensor<[4], f32>) -> !kime.tensor<[T:8, 4], f32>
+  return
+}

@@ -35,24 +35,24 @@ using V = std::vector<int32_t>;
 
 TEST(StageIndices, TokensKnowTheirSequenceAndPosition) {
   Staged s = stage();
-  EXPECT_EQ(s[InputId::TokSeq], (V{0, 0, 0, 2, 2}));
-  EXPECT_EQ(s[InputId::TokPos], (V{0, 1, 2, 0, 1}));
+  EXPECT_EQ(s[KIME_INPUT_TOKSEQ], (V{0, 0, 0, 2, 2}));
+  EXPECT_EQ(s[KIME_INPUT_TOKPOS], (V{0, 1, 2, 0, 1}));
 }
 
 TEST(StageIndices, HeadsFindTheirTokens) {
   Staged s = stage();
-  EXPECT_EQ(s[InputId::MarkerRows], (V{0, 2, 4}));
-  EXPECT_EQ(s[InputId::FirstRows], (V{0, -1, 3}));
+  EXPECT_EQ(s[KIME_INPUT_MARKER_ROWS], (V{0, 2, 4}));
+  EXPECT_EQ(s[KIME_INPUT_FIRST_ROWS], (V{0, -1, 3}));
 }
 
 TEST(StageIndices, OutputRowsAreFirstTokensThenMarkedTokens) {
   Staged s = stage();
   // R = S + M = 6 rows: sequences 0, 1 (empty), 2, then markers 0, 1, 2.
-  EXPECT_EQ(s[InputId::OutRows], (V{0, -1, 3, 0, 2, 4}));
-  EXPECT_EQ(s[InputId::OutSeq], (V{0, 1, 2, 0, 0, 2}));
-  EXPECT_EQ(s[InputId::OutPos], (V{0, 0, 0, 0, 2, 1}));
-  EXPECT_EQ(s[InputId::OutFirstRows], (V{0, -1, 2}));
-  EXPECT_EQ(s[InputId::OutMarkerRows], (V{3, 4, 5}));
+  EXPECT_EQ(s[KIME_INPUT_OUT_ROWS], (V{0, -1, 3, 0, 2, 4}));
+  EXPECT_EQ(s[KIME_INPUT_OUT_SEQ], (V{0, 1, 2, 0, 0, 2}));
+  EXPECT_EQ(s[KIME_INPUT_OUT_POS], (V{0, 0, 0, 0, 2, 1}));
+  EXPECT_EQ(s[KIME_INPUT_OUT_FIRST_ROWS], (V{0, -1, 2}));
+  EXPECT_EQ(s[KIME_INPUT_OUT_MARKER_ROWS], (V{3, 4, 5}));
 }
 
 }  // namespace

@@ -1,0 +1,119 @@
+// The plan ABI (plan.h) is the one spelling of what compiler and runtime agree on: the CPU
+// kernels' parameters and the CUDA kernels' signatures are its slots, in its order, for every
+// kernel class and every optional part.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "codegen/cpu/HalideKernels.h"
+#include "codegen/cuda/CudaKernels.h"
+#include "kime/plan.h"
+#include "pipeline/KernelSpec.h"
+
+namespace kime {
+namespace {
+
+// One spec of each class, with and without each of its optional slots.
+std::vector<KernelSpec> specsOfEveryShape() {
+  std::vector<KernelSpec> out;
+  for (bool learned : {false, true}) {
+    KernelSpec e;
+    e.kind = KIME_CLASS_EMBED, e.out = 32, e.learnedPos = learned;
+    out.push_back(e);
+  }
+  for (const char* norm : {"rms", "layer"}) {
+    KernelSpec n;
+    n.kind = KIME_CLASS_NORM, n.norm = norm, n.eps = 1e-6, n.in = n.out = 32;
+    out.push_back(n);
+  }
+  for (const char* act : {"none", "gelu", "swiglu"})
+    for (bool bias : {false, true})
+      for (bool residual : {false, true}) {
+        KernelSpec l;
+        l.kind = KIME_CLASS_LINEAR, l.act = act, l.bias = bias, l.residual = residual, l.in = 32, l.out = 64;
+        l.panel = 16;
+        out.push_back(l);
+      }
+  KernelSpec rope;
+  rope.kind = KIME_CLASS_LINEAR, rope.in = 32, rope.out = 64, rope.panel = 16, rope.ropeHeads = 2;
+  rope.ropeTheta = 1e4, rope.ropeRows = 64, rope.ropeInterleaved = true;
+  out.push_back(rope);
+  for (bool outputRows : {false, true}) {
+    KernelSpec a;
+    a.kind = KIME_CLASS_ATTENTION, a.in = a.out = 64, a.kvWidth = 32, a.heads = 4, a.kvHeads = 2;
+    a.scale = 0.25, a.maxLen = 64, a.outputRows = outputRows;
+    out.push_back(a);
+  }
+  for (const char* norm : {"none", "rms", "layer"})
+    for (bool bias : {false, true}) {
+      KernelSpec h;
+      h.kind = KIME_CLASS_HEAD, h.norm = norm, h.eps = 1e-6, h.bias = bias, h.rows = "markers", h.in = 32, h.out = 1;
+      out.push_back(h);
+    }
+  KernelSpec s;
+  s.kind = KIME_CLASS_SELECT, s.in = s.out = 32, s.outputRows = true;
+  out.push_back(s);
+  return out;
+}
+
+std::vector<std::string> slotNames(const KernelSpec& s) {
+  std::vector<std::string> names;
+  for (const kime_arg_slot& a : argSlots(s)) names.push_back(a.name);
+  return names;
+}
+
+TEST(PlanAbi, EveryClassHasItsSlotsWithTheOutputLast) {
+  for (int c = 0; c < KIME_CLASS_COUNT; ++c) {
+    int n = 0;
+    const kime_arg_slot* slots = kime_class_slots(kime_kernel_class(c), &n);
+    ASSERT_GT(n, 1) << kime_kernel_class_names[c];
+    EXPECT_STREQ(slots[n - 1].name, "out") << kime_kernel_class_names[c];
+    EXPECT_EQ(slots[n - 1].optional, 0);
+  }
+}
+
+TEST(PlanAbi, CpuKernelParametersAreThePlanSlots) {
+  for (const KernelSpec& s : specsOfEveryShape()) {
+    std::vector<std::string> want = slotNames(s);
+    want.pop_back();  // the output is the pipeline's own
+    for (const char* target : {"x86-64-avx2", "x86-64-avx512", "arm-64"}) {
+      cpu::HalideKernel k = cpu::buildKernel(s, cpu::isaOf(target));
+      std::vector<std::string> got;
+      for (const auto& a : k.args) got.push_back(a.name);
+      EXPECT_EQ(got, want) << s.key() << " for " << target;
+    }
+  }
+}
+
+TEST(PlanAbi, CudaSignaturesAreThePlanSlots) {
+  const std::vector<KernelSpec> specs = specsOfEveryShape();
+  std::vector<std::string> names;
+  for (size_t i = 0; i < specs.size(); ++i) names.push_back("k" + std::to_string(i));
+  for (cuda::Math math : {cuda::Math::Tf32, cuda::Math::F32}) {
+    const std::string source = cuda::moduleSource(specs, names, math);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      std::smatch m;
+      const std::regex sig("__global__ void " + names[i] + "\\(([^)]*)\\)");
+      ASSERT_TRUE(std::regex_search(source, m, sig)) << names[i];
+      std::vector<std::string> got;
+      std::stringstream params(m[1].str());
+      for (std::string p; std::getline(params, p, ',');) got.push_back(p.substr(p.find_last_of("* ") + 1));
+      std::vector<std::string> want = slotNames(specs[i]);
+      want.insert(want.begin(), "counts");
+      EXPECT_EQ(got, want) << specs[i].key() << " (" << cuda::mathName(math) << ")";
+    }
+  }
+}
+
+TEST(PlanAbi, NamesRoundTrip) {
+  for (int c = 0; c < KIME_CLASS_COUNT; ++c)
+    EXPECT_EQ(kime_name_index(kime_kernel_class_names, KIME_CLASS_COUNT, kime_kernel_class_names[c]), c);
+  for (int i = 0; i < KIME_INPUT_COUNT; ++i)
+    EXPECT_EQ(kime_name_index(kime_plan_input_names, KIME_INPUT_COUNT, kime_plan_input_names[i]), i);
+  EXPECT_EQ(kime_name_index(kime_kernel_class_names, KIME_CLASS_COUNT, "conv"), -1);
+  EXPECT_STREQ(cuda::mathName(cuda::parseMath("f32")), "f32");
+}
+
+}  // namespace
+}  // namespace kime
