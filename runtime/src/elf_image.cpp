@@ -36,208 +36,256 @@ struct Dynamic {
 
 }  // namespace
 
-std::unique_ptr<ElfImage> ElfImage::load(const uint8_t* bytes, size_t size, std::string& error) {
-  auto fail = [&](const std::string& why) {
-    error = why;
-    return std::unique_ptr<ElfImage>();
-  };
-  Elf64_Ehdr eh;
-  if (size < sizeof eh) return fail("too short for an ELF header");
-  std::memcpy(&eh, bytes, sizeof eh);
-  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return fail("not an ELF object");
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
-    return fail("not a 64-bit little-endian ELF object");
-  if (eh.e_type != ET_DYN) return fail("not a shared object");
-  if (eh.e_machine != kMachine)
-    return fail("built for ELF machine " + std::to_string(eh.e_machine) + ", this one is " + std::to_string(kMachine));
-  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
-      (size - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum)
-    return fail("program headers outside the object");
-  std::vector<Elf64_Phdr> ph(eh.e_phnum);
-  std::memcpy(ph.data(), bytes + eh.e_phoff, ph.size() * sizeof(Elf64_Phdr));
-
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (const Elf64_Phdr& p : ph) {
-    if (p.p_type == PT_TLS) return fail("thread-local storage is not supported");
-    if (p.p_type != PT_LOAD) continue;
-    if (p.p_filesz > p.p_memsz || p.p_offset > size || size - p.p_offset < p.p_filesz ||
-        p.p_vaddr > (uint64_t(1) << 40) || p.p_memsz > (uint64_t(1) << 40))
-      return fail("a loadable segment lies outside the object");
-    lo = std::min(lo, pageDown(p.p_vaddr));
-    hi = std::max(hi, pageUp(p.p_vaddr + p.p_memsz));
-  }
-  if (lo >= hi) return fail("no loadable segment");
-
-  std::unique_ptr<ElfImage> img(new ElfImage);
-  void* mem = mmap(nullptr, hi - lo, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return fail("cannot map " + std::to_string(hi - lo) + " bytes: " + std::strerror(errno));
-  img->map_ = mem;
-  img->span_ = hi - lo;
-  img->base_ = static_cast<uint8_t*>(mem) - lo;
-  uint8_t* base = img->base_;
-  for (const Elf64_Phdr& p : ph)
-    if (p.p_type == PT_LOAD) std::memcpy(base + p.p_vaddr, bytes + p.p_offset, p.p_filesz);
-
-  // A pointer to `n` bytes at virtual address `va`, or null when they are not all mapped.
-  auto at = [&](uint64_t va, uint64_t n) -> uint8_t* {
-    if (va < lo || va > hi || hi - va < n) return nullptr;
-    return base + va;
-  };
-
-  const Elf64_Phdr* dynSeg = nullptr;
-  for (const Elf64_Phdr& p : ph)
-    if (p.p_type == PT_DYNAMIC) dynSeg = &p;
-  if (!dynSeg || !at(dynSeg->p_vaddr, dynSeg->p_memsz)) return fail("no dynamic section");
+// One load, step by step; each step returns false with `error` set.
+struct ElfImage::Loader {
+  Loader(const uint8_t* b, size_t n, std::string& e, ElfImage& i) : bytes(b), size(n), error(e), img(i) {}
+  const uint8_t* bytes;
+  size_t size;
+  std::string& error;
+  ElfImage& img;
+  std::vector<Elf64_Phdr> ph;
+  uint64_t lo = UINT64_MAX, hi = 0;  // the virtual address span of the loadable segments
   Dynamic d;
-  const auto* dyn = reinterpret_cast<const Elf64_Dyn*>(base + dynSeg->p_vaddr);
-  for (size_t i = 0; i < dynSeg->p_memsz / sizeof(Elf64_Dyn) && dyn[i].d_tag != DT_NULL; ++i) {
-    uint64_t v = dyn[i].d_un.d_val;
-    switch (dyn[i].d_tag) {
-      case DT_SYMTAB: d.symtab = v; break;
-      case DT_STRTAB: d.strtab = v; break;
-      case DT_STRSZ: d.strsz = v; break;
-      case DT_HASH: d.hash = v; break;
-      case DT_GNU_HASH: d.gnuHash = v; break;
-      case DT_RELA: d.rela = v; break;
-      case DT_RELASZ: d.relasz = v; break;
-      case DT_RELAENT: d.relaent = v; break;
-      case DT_JMPREL: d.jmprel = v; break;
-      case DT_PLTRELSZ: d.pltrelsz = v; break;
-      case DT_PLTREL:
-        if (v != DT_RELA) return fail("PLT relocations are not RELA");
-        break;
-      case DT_INIT: d.init = v; break;
-      case DT_INIT_ARRAY: d.initArray = v; break;
-      case DT_INIT_ARRAYSZ: d.initArraySz = v; break;
-      case DT_FINI: d.fini = v; break;
-      case DT_FINI_ARRAY: d.finiArray = v; break;
-      case DT_FINI_ARRAYSZ: d.finiArraySz = v; break;
-      case DT_REL: return fail("REL relocations are not supported");
-      case DT_TEXTREL: return fail("relocations in read-only code are not supported");
-      default: break;  // DT_NEEDED and the rest: the host table stands in for the libraries
-    }
+  const char* strtab = nullptr;
+  const Elf64_Sym* syms = nullptr;
+  uint64_t nsyms = 0;
+
+  bool fail(const std::string& why) { return error = why, false; }
+  // A pointer to `n` bytes at virtual address `va`, or null when they are not all mapped.
+  uint8_t* at(uint64_t va, uint64_t n) const {
+    if (va < lo || va > hi || hi - va < n) return nullptr;
+    return img.base_ + va;
   }
-  if (d.relaent != sizeof(Elf64_Rela)) return fail("unexpected relocation entry size");
-  if (!d.strtab || !d.strsz || !at(d.strtab, d.strsz)) return fail("no string table");
-  if (!d.symtab) return fail("no symbol table");
-  const char* strtab = reinterpret_cast<const char*>(base + d.strtab);
+
+  // The ELF header and the program headers; the span the loadable segments need.
+  bool readHeaders() {
+    Elf64_Ehdr eh;
+    if (size < sizeof eh) return fail("too short for an ELF header");
+    std::memcpy(&eh, bytes, sizeof eh);
+    if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return fail("not an ELF object");
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+      return fail("not a 64-bit little-endian ELF object");
+    if (eh.e_type != ET_DYN) return fail("not a shared object");
+    if (eh.e_machine != kMachine)
+      return fail("built for ELF machine " + std::to_string(eh.e_machine) + ", this one is " + std::to_string(kMachine));
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+        (size - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum)
+      return fail("program headers outside the object");
+    ph.resize(eh.e_phnum);
+    std::memcpy(ph.data(), bytes + eh.e_phoff, ph.size() * sizeof(Elf64_Phdr));
+    for (const Elf64_Phdr& p : ph) {
+      if (p.p_type == PT_TLS) return fail("thread-local storage is not supported");
+      if (p.p_type != PT_LOAD) continue;
+      if (p.p_filesz > p.p_memsz || p.p_offset > size || size - p.p_offset < p.p_filesz ||
+          p.p_vaddr > (uint64_t(1) << 40) || p.p_memsz > (uint64_t(1) << 40))
+        return fail("a loadable segment lies outside the object");
+      lo = std::min(lo, pageDown(p.p_vaddr));
+      hi = std::max(hi, pageUp(p.p_vaddr + p.p_memsz));
+    }
+    if (lo >= hi) return fail("no loadable segment");
+    return true;
+  }
+
+  // The segments copied into one anonymous, writable mapping.
+  bool mapSegments() {
+    void* mem = mmap(nullptr, hi - lo, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return fail("cannot map " + std::to_string(hi - lo) + " bytes: " + std::strerror(errno));
+    img.map_ = mem;
+    img.span_ = hi - lo;
+    img.base_ = static_cast<uint8_t*>(mem) - lo;
+    for (const Elf64_Phdr& p : ph)
+      if (p.p_type == PT_LOAD) std::memcpy(img.base_ + p.p_vaddr, bytes + p.p_offset, p.p_filesz);
+    return true;
+  }
+
+  bool readDynamic() {
+    const Elf64_Phdr* seg = nullptr;
+    for (const Elf64_Phdr& p : ph)
+      if (p.p_type == PT_DYNAMIC) seg = &p;
+    if (!seg || !at(seg->p_vaddr, seg->p_memsz)) return fail("no dynamic section");
+    const auto* dyn = reinterpret_cast<const Elf64_Dyn*>(img.base_ + seg->p_vaddr);
+    for (size_t i = 0; i < seg->p_memsz / sizeof(Elf64_Dyn) && dyn[i].d_tag != DT_NULL; ++i) {
+      uint64_t v = dyn[i].d_un.d_val;
+      switch (dyn[i].d_tag) {
+        case DT_SYMTAB: d.symtab = v; break;
+        case DT_STRTAB: d.strtab = v; break;
+        case DT_STRSZ: d.strsz = v; break;
+        case DT_HASH: d.hash = v; break;
+        case DT_GNU_HASH: d.gnuHash = v; break;
+        case DT_RELA: d.rela = v; break;
+        case DT_RELASZ: d.relasz = v; break;
+        case DT_RELAENT: d.relaent = v; break;
+        case DT_JMPREL: d.jmprel = v; break;
+        case DT_PLTRELSZ: d.pltrelsz = v; break;
+        case DT_PLTREL:
+          if (v != DT_RELA) return fail("PLT relocations are not RELA");
+          break;
+        case DT_INIT: d.init = v; break;
+        case DT_INIT_ARRAY: d.initArray = v; break;
+        case DT_INIT_ARRAYSZ: d.initArraySz = v; break;
+        case DT_FINI: d.fini = v; break;
+        case DT_FINI_ARRAY: d.finiArray = v; break;
+        case DT_FINI_ARRAYSZ: d.finiArraySz = v; break;
+        case DT_REL: return fail("REL relocations are not supported");
+        case DT_TEXTREL: return fail("relocations in read-only code are not supported");
+        default: break;  // DT_NEEDED and the rest: the host table stands in for the libraries
+      }
+    }
+    if (d.relaent != sizeof(Elf64_Rela)) return fail("unexpected relocation entry size");
+    if (!d.strtab || !d.strsz || !at(d.strtab, d.strsz)) return fail("no string table");
+    if (!d.symtab) return fail("no symbol table");
+    strtab = reinterpret_cast<const char*>(img.base_ + d.strtab);
+    return true;
+  }
 
   // The number of dynamic symbols: from the SysV hash table, else the end of the GNU hash chains.
-  uint64_t nsyms = 0;
-  const auto* h = d.hash ? reinterpret_cast<const uint32_t*>(at(d.hash, 8)) : nullptr;
-  const auto* g = d.gnuHash ? reinterpret_cast<const uint32_t*>(at(d.gnuHash, 16)) : nullptr;
-  if (h) {
-    nsyms = h[1];
-  } else if (g) {
-    uint32_t nbuckets = g[0], symoffset = g[1], bloomSize = g[2];
-    uint64_t bucketsVa = d.gnuHash + 16 + uint64_t(bloomSize) * 8;
-    uint64_t chainsVa = bucketsVa + uint64_t(nbuckets) * 4;
-    const auto* buckets = reinterpret_cast<const uint32_t*>(at(bucketsVa, uint64_t(nbuckets) * 4));
-    if (!buckets) return fail("bad GNU hash table");
-    uint32_t last = 0;
-    for (uint32_t b = 0; b < nbuckets; ++b) last = std::max(last, buckets[b]);
-    if (last >= symoffset) {
-      // The chain of the highest bucket ends at the last symbol (its low bit set).
-      for (;; ++last) {
-        const auto* c = reinterpret_cast<const uint32_t*>(at(chainsVa + uint64_t(last - symoffset) * 4, 4));
-        if (!c) return fail("bad GNU hash table");
-        if (*c & 1) break;
-      }
-      nsyms = uint64_t(last) + 1;
-    } else {
+  bool readSymbols() {
+    const auto* h = d.hash ? reinterpret_cast<const uint32_t*>(at(d.hash, 8)) : nullptr;
+    const auto* g = d.gnuHash ? reinterpret_cast<const uint32_t*>(at(d.gnuHash, 16)) : nullptr;
+    if (h) {
+      nsyms = h[1];
+    } else if (g) {
+      uint32_t nbuckets = g[0], symoffset = g[1], bloomSize = g[2];
+      uint64_t bucketsVa = d.gnuHash + 16 + uint64_t(bloomSize) * 8;
+      uint64_t chainsVa = bucketsVa + uint64_t(nbuckets) * 4;
+      const auto* buckets = reinterpret_cast<const uint32_t*>(at(bucketsVa, uint64_t(nbuckets) * 4));
+      if (!buckets) return fail("bad GNU hash table");
+      uint32_t last = 0;
+      for (uint32_t b = 0; b < nbuckets; ++b) last = std::max(last, buckets[b]);
       nsyms = symoffset;
+      if (last >= symoffset) {
+        // The chain of the highest bucket ends at the last symbol (its low bit set).
+        for (;; ++last) {
+          const auto* c = reinterpret_cast<const uint32_t*>(at(chainsVa + uint64_t(last - symoffset) * 4, 4));
+          if (!c) return fail("bad GNU hash table");
+          if (*c & 1) break;
+        }
+        nsyms = uint64_t(last) + 1;
+      }
+    } else {
+      return fail("no symbol hash table");
     }
-  } else {
-    return fail("no symbol hash table");
+    syms = reinterpret_cast<const Elf64_Sym*>(at(d.symtab, nsyms * sizeof(Elf64_Sym)));
+    return syms ? true : fail("symbol table outside the object");
   }
-  const auto* syms = reinterpret_cast<const Elf64_Sym*>(at(d.symtab, nsyms * sizeof(Elf64_Sym)));
-  if (!syms) return fail("symbol table outside the object");
-  auto nameOf = [&](const Elf64_Sym& s) -> const char* {
+
+  const char* nameOf(const Elf64_Sym& s) const {
     if (s.st_name >= d.strsz || !std::memchr(strtab + s.st_name, 0, d.strsz - s.st_name)) return nullptr;
     return strtab + s.st_name;
-  };
+  }
 
   // The value of symbol `i`: the object's own definition, else the host's function.
-  auto resolve = [&](uint64_t i, uint64_t& value) -> bool {
-    if (i >= nsyms) return error = "relocation names symbol " + std::to_string(i) + " of " + std::to_string(nsyms), false;
+  bool resolve(uint64_t i, uint64_t& value) {
+    if (i >= nsyms) return fail("relocation names symbol " + std::to_string(i) + " of " + std::to_string(nsyms));
     const Elf64_Sym& s = syms[i];
-    if (s.st_shndx != SHN_UNDEF) return value = uint64_t(base) + s.st_value, true;
+    if (s.st_shndx != SHN_UNDEF) return value = uint64_t(img.base_) + s.st_value, true;
     const char* name = nameOf(s);
-    if (!name) return error = "a symbol name outside the string table", false;
+    if (!name) return fail("a symbol name outside the string table");
     for (const HostSymbol& h : hostSymbols())
       if (std::strcmp(h.name, name) == 0) return value = uint64_t(h.address), true;
     if (ELF64_ST_BIND(s.st_info) == STB_WEAK) return value = 0, true;
-    return error = std::string("undefined symbol '") + name + "' (not among the C library functions the runtime offers)", false;
-  };
-  auto relocate = [&](uint64_t table, uint64_t bytesLen) -> bool {
+    return fail(std::string("undefined symbol '") + name + "' (not among the C library functions the runtime offers)");
+  }
+
+  bool relocate(uint64_t table, uint64_t bytesLen) {
     const auto* r = reinterpret_cast<const Elf64_Rela*>(at(table, bytesLen));
-    if (bytesLen && !r) return error = "relocations outside the object", false;
+    if (bytesLen && !r) return fail("relocations outside the object");
     for (uint64_t k = 0; k < bytesLen / sizeof(Elf64_Rela); ++k) {
       uint32_t type = ELF64_R_TYPE(r[k].r_info);
       if (type == kRelNone) continue;
       auto* where = at(r[k].r_offset, 8);
-      if (!where) return error = "relocation " + std::to_string(k) + " patches outside the object", false;
+      if (!where) return fail("relocation " + std::to_string(k) + " patches outside the object");
       uint64_t v = 0;
       if (type == kRelRelative) {
-        v = uint64_t(base) + uint64_t(r[k].r_addend);
+        v = uint64_t(img.base_) + uint64_t(r[k].r_addend);
       } else if (type == kRelAbs || type == kRelGlobDat || type == kRelJumpSlot) {
         if (!resolve(ELF64_R_SYM(r[k].r_info), v)) return false;
         v += uint64_t(r[k].r_addend);
       } else {
-        return error = "relocation " + std::to_string(k) + " has type " + std::to_string(type) + ", which kime's loader does not handle", false;
+        return fail("relocation " + std::to_string(k) + " has type " + std::to_string(type) + ", which kime's loader does not handle");
       }
       std::memcpy(where, &v, 8);
     }
     return true;
-  };
-  if (!relocate(d.rela, d.relasz) || !relocate(d.jmprel, d.pltrelsz)) return nullptr;
+  }
 
   // Page protections: each page gets what its segments ask for; RELRO pages lose write.
-  uint64_t ps = pageSize();
-  std::vector<int> prot((hi - lo) / ps, PROT_NONE);
-  for (const Elf64_Phdr& p : ph) {
-    if (p.p_type != PT_LOAD || p.p_memsz == 0) continue;
-    int f = (p.p_flags & PF_R ? PROT_READ : 0) | (p.p_flags & PF_W ? PROT_WRITE : 0) | (p.p_flags & PF_X ? PROT_EXEC : 0);
-    for (uint64_t a = pageDown(p.p_vaddr); a < p.p_vaddr + p.p_memsz; a += ps) prot[(a - lo) / ps] |= f;
-  }
-  for (const Elf64_Phdr& p : ph)
-    if (p.p_type == PT_GNU_RELRO)  // as glibc does: the pages the region covers up to its last full one
-      for (uint64_t a = std::max(lo, pageDown(p.p_vaddr)); a < std::min(hi, pageDown(p.p_vaddr + p.p_memsz)); a += ps)
-        prot[(a - lo) / ps] &= ~PROT_WRITE;
-  for (size_t i = 0; i < prot.size();) {
-    size_t j = i;
-    while (j < prot.size() && prot[j] == prot[i]) ++j;
-    if (mprotect(base + lo + i * ps, (j - i) * ps, prot[i]) != 0)
-      return fail(std::string("mprotect: ") + std::strerror(errno));
-    if (prot[i] & PROT_EXEC)
-      __builtin___clear_cache(reinterpret_cast<char*>(base + lo + i * ps), reinterpret_cast<char*>(base + lo + j * ps));
-    i = j;
-  }
-
-  for (uint64_t i = 1; i < nsyms; ++i) {
-    const Elf64_Sym& s = syms[i];
-    int bind = ELF64_ST_BIND(s.st_info);
-    if (s.st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK)) continue;
-    if (const char* name = nameOf(s)) img->exports_.push_back({name, base + s.st_value});
-  }
-
-  // Constructors in order; finalizers kept for the destructor, in the order they must run.
-  auto functions = [&](uint64_t va, uint64_t n, std::vector<void (*)()>& out) -> bool {
-    const auto* f = reinterpret_cast<const uint64_t*>(at(va, n));
-    if (n && !f) return false;
-    for (uint64_t k = 0; k < n / 8; ++k)
-      if (f[k] != 0 && f[k] != UINT64_MAX) out.push_back(reinterpret_cast<void (*)()>(f[k]));
+  bool protect() {
+    const uint64_t ps = pageSize();
+    std::vector<int> prot((hi - lo) / ps, PROT_NONE);
+    for (const Elf64_Phdr& p : ph) {
+      if (p.p_type != PT_LOAD || p.p_memsz == 0) continue;
+      int f = (p.p_flags & PF_R ? PROT_READ : 0) | (p.p_flags & PF_W ? PROT_WRITE : 0) | (p.p_flags & PF_X ? PROT_EXEC : 0);
+      for (uint64_t a = pageDown(p.p_vaddr); a < p.p_vaddr + p.p_memsz; a += ps) prot[(a - lo) / ps] |= f;
+    }
+    for (const Elf64_Phdr& p : ph)
+      if (p.p_type == PT_GNU_RELRO)  // as glibc does: the pages the region covers up to its last full one
+        for (uint64_t a = std::max(lo, pageDown(p.p_vaddr)); a < std::min(hi, pageDown(p.p_vaddr + p.p_memsz)); a += ps)
+          prot[(a - lo) / ps] &= ~PROT_WRITE;
+    uint8_t* base = img.base_;
+    for (size_t i = 0; i < prot.size();) {
+      size_t j = i;
+      while (j < prot.size() && prot[j] == prot[i]) ++j;
+      if (mprotect(base + lo + i * ps, (j - i) * ps, prot[i]) != 0) return fail(std::string("mprotect: ") + std::strerror(errno));
+      if (prot[i] & PROT_EXEC)
+        __builtin___clear_cache(reinterpret_cast<char*>(base + lo + i * ps), reinterpret_cast<char*>(base + lo + j * ps));
+      i = j;
+    }
     return true;
-  };
+  }
+
+  void collectExports() {
+    for (uint64_t i = 1; i < nsyms; ++i) {
+      const Elf64_Sym& s = syms[i];
+      int bind = ELF64_ST_BIND(s.st_info);
+      if (s.st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK)) continue;
+      if (const char* name = nameOf(s)) img.exports_.push_back({name, img.base_ + s.st_value});
+    }
+  }
+
+  // The constructors in order, into `init`; the finalizers kept for the destructor, in the order
+  // they must run.
+  bool readInitFini(std::vector<void (*)()>& init) {
+    auto functions = [&](uint64_t va, uint64_t n, std::vector<void (*)()>& out) -> bool {
+      const auto* f = reinterpret_cast<const uint64_t*>(at(va, n));
+      if (n && !f) return false;
+      for (uint64_t k = 0; k < n / 8; ++k)
+        if (f[k] != 0 && f[k] != UINT64_MAX) out.push_back(reinterpret_cast<void (*)()>(f[k]));
+      return true;
+    };
+    if (d.init) init.push_back(reinterpret_cast<void (*)()>(img.base_ + d.init));
+    if (!functions(d.initArray, d.initArraySz, init)) return fail("constructor table outside the object");
+    std::vector<void (*)()> fini;
+    if (!functions(d.finiArray, d.finiArraySz, fini)) return fail("finalizer table outside the object");
+    img.finalizers_.assign(fini.rbegin(), fini.rend());
+    if (d.fini) img.finalizers_.push_back(reinterpret_cast<void (*)()>(img.base_ + d.fini));
+    return true;
+  }
+
+  // Every step short of making the code executable and running it.
+  bool prepare(std::vector<void (*)()>& init) {
+    return readHeaders() && mapSegments() && readDynamic() && readSymbols() && relocate(d.rela, d.relasz) &&
+           relocate(d.jmprel, d.pltrelsz) && readInitFini(init);
+  }
+};
+
+std::unique_ptr<ElfImage> ElfImage::load(const uint8_t* bytes, size_t size, std::string& error) {
+  std::unique_ptr<ElfImage> img(new ElfImage);
+  Loader l(bytes, size, error, *img);
   std::vector<void (*)()> init;
-  if (d.init) init.push_back(reinterpret_cast<void (*)()>(base + d.init));
-  if (!functions(d.initArray, d.initArraySz, init)) return fail("constructor table outside the object");
-  std::vector<void (*)()> fini;
-  if (!functions(d.finiArray, d.finiArraySz, fini)) return fail("finalizer table outside the object");
-  img->finalizers_.assign(fini.rbegin(), fini.rend());
-  if (d.fini) img->finalizers_.push_back(reinterpret_cast<void (*)()>(base + d.fini));
+  if (!l.prepare(init) || !l.protect()) return nullptr;
+  l.collectExports();
   for (auto f : init) f();
   return img;
+}
+
+bool ElfImage::check(const uint8_t* bytes, size_t size, std::string& error) {
+  ElfImage img;
+  Loader l(bytes, size, error, img);
+  std::vector<void (*)()> init;
+  const bool ok = l.prepare(init);
+  img.finalizers_.clear();  // nothing of the object runs
+  return ok;
 }
 
 ElfImage::~ElfImage() {

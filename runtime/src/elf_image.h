@@ -31,6 +31,10 @@ class ElfImage {
   // Loads the object in `bytes`. On failure returns null and sets `error` to what is wrong,
   // e.g. "relocation 12 of type 37 is not supported" or "undefined symbol 'foo'".
   static std::unique_ptr<ElfImage> load(const uint8_t* bytes, size_t size, std::string& error);
+  // Everything load does short of making the code executable and running it: parses, maps,
+  // resolves and relocates into a scratch mapping, then drops it. For checks of untrusted input
+  // (the fuzzer); true when load would get as far as the page protections.
+  static bool check(const uint8_t* bytes, size_t size, std::string& error);
   ~ElfImage();  // runs the object's finalizers, then unmaps it
   ElfImage(const ElfImage&) = delete;
   ElfImage& operator=(const ElfImage&) = delete;
@@ -39,6 +43,7 @@ class ElfImage {
   void* symbol(const std::string& name) const;
 
  private:
+  struct Loader;
   ElfImage() = default;
   void* map_ = nullptr;      // the mapping, span_ bytes
   size_t span_ = 0;

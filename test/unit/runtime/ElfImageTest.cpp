@@ -38,6 +38,19 @@ TEST(ElfImage, LoadsRelocatesAndConstructs) {
   EXPECT_EQ(img->symbol("no_such_symbol"), nullptr);
 }
 
+// check() parses, maps and relocates as load() does and refuses what load() refuses, but runs
+// nothing of the object (its scratch mapping is never made executable).
+TEST(ElfImage, ChecksWithoutRunningTheObject) {
+  std::vector<uint8_t> bytes = readFile(KIME_ELF_FIXTURE);
+  std::string error;
+  EXPECT_TRUE(ElfImage::check(bytes.data(), bytes.size(), error)) << error;
+  std::vector<uint8_t> undefined = readFile(KIME_ELF_FIXTURE_UNDEFINED);
+  EXPECT_FALSE(ElfImage::check(undefined.data(), undefined.size(), error));
+  EXPECT_NE(error.find("undefined symbol 'kime_fixture_missing'"), std::string::npos) << error;
+  EXPECT_FALSE(ElfImage::check(bytes.data(), 10, error));
+  EXPECT_EQ(error, "too short for an ELF header");
+}
+
 TEST(ElfImage, NamesAnUndefinedSymbol) {
   std::vector<uint8_t> bytes = readFile(KIME_ELF_FIXTURE_UNDEFINED);
   std::string error;

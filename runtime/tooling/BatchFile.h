@@ -1,0 +1,35 @@
+// Batches as JSON files ({"ids", "cu", "markers", "mcu", "qtype"}, exactly the seed's Batch),
+// and outputs as JSON text. Shared by the tools and the compiler's --verify; depends on the
+// runtime headers and nlohmann.
+#ifndef KIME_TOOLING_BATCHFILE_H
+#define KIME_TOOLING_BATCHFILE_H
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kime/batch.h"
+
+namespace kime::tooling {
+
+// The storage behind a Batch read from a file.
+struct OwnedBatch {
+  std::vector<uint32_t> ids, cu, markers, mcu;
+  std::vector<uint8_t> qtype;
+
+  Batch view() const { return {ids, cu, markers, mcu, qtype}; }
+};
+
+// Reads `path`; a file that is not such an object throws std::runtime_error naming the file and
+// the field. Consistency (cu against ids and so on) is checkBatch's job, not this one's.
+OwnedBatch readBatchFile(const std::string& path);
+OwnedBatch parseBatchJson(const std::string& text, const std::string& source);
+
+// {"logits": [...], "act": [[a, b], ...]} with every digit a double needs (17 significant).
+std::string outputsJson(const std::vector<double>& logits,
+                        const std::vector<std::array<double, 2>>& act);
+
+}  // namespace kime::tooling
+
+#endif  // KIME_TOOLING_BATCHFILE_H
