@@ -85,6 +85,10 @@ struct InputDecl {
 };
 const std::vector<InputDecl>& graphInputs();
 
+// The longest sequence the graph takes: the rows of a learned position table (a table gathered
+// by positions); 0 when it has none.
+size_t learnedPositions(const Graph& g);
+
 // "node 12 (linear "layers.3.mlp.up")": how messages name a node.
 std::string describeNode(const Graph& g, size_t index);
 

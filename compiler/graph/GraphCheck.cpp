@@ -51,6 +51,17 @@ const std::vector<InputDecl>& graphInputs() {
   return inputs;
 }
 
+size_t learnedPositions(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (n.kind != OpKind::GatherRows) continue;
+    for (const Node& p : g.nodes)
+      if (p.kind == OpKind::Positions && n.operands[1] == p.name)
+        for (const WeightDecl& w : g.weights)
+          if (w.name == n.operands[0]) return size_t(w.shape[0]);
+  }
+  return 0;
+}
+
 std::string describeNode(const Graph& g, size_t index) {
   const Node& n = g.nodes[index];
   return "node " + std::to_string(index) + " (" + opSpec(n.kind).name + " \"" + n.name + "\")";

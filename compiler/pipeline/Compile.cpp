@@ -13,7 +13,7 @@
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/Schedule.h"
 #include "codegen/cuda/CudaKernels.h"
-#include "common/BatchGen.h"
+#include "tooling/BatchGen.h"
 #include "import/GraphImport.h"
 #include "kime/runtime.h"
 #include "mlir/IR/MLIRContext.h"
@@ -57,19 +57,6 @@ OJson bucketJson(const BucketPlan& p, const KernelRegistry& k, const std::vector
   }
   return {{"tokens", p.bucket.tokens}, {"seqs", p.bucket.seqs}, {"markers", p.bucket.markers},
           {"arena", p.arena}, {"steps", steps}, {"logits", argJson(p.logits)}, {"act", argJson(p.act)}};
-}
-
-// The longest sequence a learned position table allows (0: no table): the rows of a table
-// gathered by positions.
-size_t learnedPositions(const Graph& g) {
-  for (const Node& n : g.nodes) {
-    if (n.kind != OpKind::GatherRows) continue;
-    for (const Node& p : g.nodes)
-      if (p.kind == OpKind::Positions && n.operands[1] == p.name)
-        for (const WeightDecl& w : g.weights)
-          if (w.name == n.operands[0]) return size_t(w.shape[0]);
-  }
-  return 0;
 }
 
 // One line per argument kind: in:NAME[ROWS], w:NAME[SHAPE], @OFFSET[ROWS, COLS].
@@ -119,7 +106,7 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
     for (size_t i = 0; i < st.buckets.size(); ++i) {
       const Bucket& b = st.buckets[i];
       double worst = 0;
-      for (auto& nb : tools::bucketBatches(b, size_t(g.vocab), size_t(g.types), cap, 7 + i)) {
+      for (auto& nb : tooling::bucketBatches(b, size_t(g.vocab), size_t(g.types), cap, 7 + i)) {
         Outputs got;
         // In this bucket, even where a smaller one would hold the batch: every bucket sees every
         // edge case.
@@ -257,7 +244,7 @@ Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredMo
   OJson bucketsJson = OJson::array();
   for (const BucketPlan& p : m.plans) bucketsJson.push_back(bucketJson(p, m.kernels, o.cudaMath));
   OJson manifest = {
-      {"format", KIME_FORMAT_VERSION}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types},
+      {"format", KIME_FORMAT_VERSION}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types}, {"max_seq_len", learnedPositions(g)},
       {"signature", {{"inputs", {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
                      {"outputs", {"logits [M] f32", "act [S, 2] f32"}}}},
       {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}, {"ptx", o.cudaArchs}, {"cuda_math", o.cudaMath}}},

@@ -269,7 +269,7 @@ bool withinTolerance(double got, double want, double tol) {
 
 std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch,
                                        RefOutputs& out) {
-  if (auto err = checkBatch(batch, size_t(g.vocab), size_t(g.types))) return err;
+  if (auto err = checkBatch(batch, size_t(g.vocab), size_t(g.types), learnedPositions(g))) return err;
   return Evaluator(g, w, batch).run(out);
 }
 

@@ -8,16 +8,15 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "tooling/JsonText.h"
+
 namespace kime::json {
 
 Json parse(const std::string& text, const std::string& source) {
   try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // nlohmann's text starts with "[json.exception.parse_error.101] "; keep what follows.
-    std::string m = e.what();
-    if (auto p = m.find("] "); p != std::string::npos) m = m.substr(p + 2);
-    throw CompileError(source + ": bad JSON: " + m);
+    return tooling::parseJson(text, source);
+  } catch (const std::runtime_error& e) {
+    throw CompileError(e.what());
   }
 }
 

@@ -64,6 +64,7 @@ void readManifest(const std::string& text, ModelImpl& m) {
   m.name = j.at("model").get<std::string>();
   m.vocab = j.at("vocab").get<size_t>();
   m.types = j.at("types").get<size_t>();
+  m.maxSeqLen = j.at("max_seq_len").get<size_t>();
   for (const Json& w : j.at("weights")) {
     WeightInfo wi{w.at("name").get<std::string>(), w.at("layout").get<std::string>(),
                   w.at("shape").get<std::vector<int64_t>>(), w.at("offset").get<uint64_t>()};
@@ -185,6 +186,8 @@ std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
   if (h.version != KIME_FORMAT_VERSION)
     return fail("format version " + std::to_string(h.version) + " is older than this runtime's " +
                 std::to_string(KIME_FORMAT_VERSION) + "; recompile the model with this kime");
+  for (uint64_t r : h.reserved)
+    if (r != 0) return fail("the header's reserved bytes are not zero (not written by kime, or damaged)");
   if (h.file_size != m.mapSize)
     return fail("the file has " + std::to_string(m.mapSize) + " bytes but its header says " +
                 std::to_string(h.file_size) + " (truncated or appended to)");
@@ -196,6 +199,8 @@ std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
     std::memcpy(&e, m.map + h.section_table_offset + i * sizeof e, sizeof e);
     if (e.name[KIME_SECTION_NAME_SIZE - 1] != '\0') return fail("section " + std::to_string(i) + " has no name");
     std::string name(e.name);
+    for (size_t k = name.size(); k < KIME_SECTION_NAME_SIZE; ++k)
+      if (e.name[k] != '\0') return fail("section " + std::to_string(i) + "'s name is not NUL padded");
     if (e.offset % KIME_SECTION_ALIGN || e.offset < tableEnd || e.offset > m.mapSize ||
         e.size > m.mapSize - e.offset)
       return fail("section \"" + name + "\" lies outside the file");

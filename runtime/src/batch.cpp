@@ -37,7 +37,7 @@ bool endsBeforeStart(const Batch& b, size_t i) {
 
 }  // namespace
 
-std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types) {
+std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types, size_t maxLen) {
   auto bad = [](std::string m) { return std::optional<Error>(Error::batch(std::move(m))); };
   const size_t s = b.seqs();
   if (b.cu.empty() || b.cu[0] != 0 || b.mcu.empty() || b.mcu[0] != 0)
@@ -60,6 +60,9 @@ std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types) {
       return bad("sequence " + std::to_string(j) + " ends before it starts");
     }
     const uint32_t len = b.cu[i + 1] - b.cu[i];
+    if (maxLen && len > maxLen)
+      return bad("sequence " + std::to_string(i) + " has " + std::to_string(len) + " tokens, past the model's " +
+                 std::to_string(maxLen) + " positions");
     for (size_t k = b.mcu[i]; k < b.mcu[i + 1]; ++k)
       if (b.markers[k] >= len)
         return bad("marker " + std::to_string(b.markers[k]) + " is past sequence " +

@@ -308,7 +308,7 @@ std::vector<Bucket> Executor::warm() const {
 
 std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* used) {
   ModelImpl& m = impl_->m();
-  if (auto err = checkBatch(batch, m.vocab, m.types)) return err;
+  if (auto err = checkBatch(batch, m.vocab, m.types, m.maxSeqLen)) return err;
   const size_t t = batch.tokens(), s = batch.seqs(), k = batch.markerCount();
   const std::vector<size_t>& list = impl_->stage->buckets;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -328,7 +328,7 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
 
 std::optional<Error> Executor::runInBucket(size_t index, const Batch& batch, Outputs& out) {
   ModelImpl& m = impl_->m();
-  if (auto err = checkBatch(batch, m.vocab, m.types)) return err;
+  if (auto err = checkBatch(batch, m.vocab, m.types, m.maxSeqLen)) return err;
   if (index >= impl_->stage->buckets.size()) return impl_->prepare(index);  // its error names the stage
   const Bucket& b = m.buckets[impl_->stage->buckets[index]].bucket;
   const size_t t = batch.tokens(), s = batch.seqs(), k = batch.markerCount();

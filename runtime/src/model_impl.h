@@ -103,6 +103,7 @@ struct ModelImpl {
 
   std::string name;
   size_t vocab = 0, types = 0;
+  size_t maxSeqLen = 0;  // the longest sequence the model takes (learned positions); 0: any
   std::vector<WeightInfo> weights;
   std::vector<std::string> kernelNames;
   std::vector<kime_kernel_class> kernelClasses;

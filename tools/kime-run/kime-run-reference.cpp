@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "common/Args.h"
-#include "common/BatchFile.h"
 #include "reference/Reference.h"
+#include "tooling/BatchFile.h"
 
 namespace kime::tools {
 
@@ -15,13 +15,13 @@ int runReference(const Args& args) {
   Graph g = readGraphFile(args.positional[0]);
   auto checkpoint = Checkpoint::open(args.positional[1]);
   RefWeights weights = loadRefWeights(g, *checkpoint);
-  OwnedBatch batch = readBatchFile(args.positional[2]);
+  tooling::OwnedBatch batch = tooling::readBatchFile(args.positional[2]);
   RefOutputs out;
   if (auto err = evaluateReference(g, weights, batch.view(), out)) {
     std::cerr << "kime-run: " << args.positional[2] << ": " << err->text() << "\n";
     return 1;
   }
-  std::cout << outputsJson(out.logits, out.act) << "\n";
+  std::cout << tooling::outputsJson(out.logits, out.act) << "\n";
   return 0;
 }
 

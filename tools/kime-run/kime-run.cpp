@@ -8,8 +8,8 @@
 
 #include "common/AllocCounter.h"
 #include "common/Args.h"
-#include "common/BatchFile.h"
-#include "common/BatchGen.h"
+#include "tooling/BatchFile.h"
+#include "tooling/BatchGen.h"
 #include "kime/runtime.h"
 
 namespace kime::tools {
@@ -52,7 +52,7 @@ std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const A
 int runBatch(const Args& args) {
   auto model = openModel(args.positional[0], args);
   auto exec = executor(model, args);
-  kime::tools::OwnedBatch b = kime::tools::readBatchFile(args.positional[1]);
+  kime::tooling::OwnedBatch b = kime::tooling::readBatchFile(args.positional[1]);
   kime::Outputs out;
   kime::Bucket used;
   if (auto err = exec->run(b.view(), out, &used)) {
@@ -79,7 +79,7 @@ int bench(const Args& args) {
   for (size_t i = 0; i < buckets.size(); ++i) {
     const kime::Bucket& b = buckets[i];
     size_t seqs = b.seqs, len = std::max<size_t>(1, b.tokens / b.seqs);
-    auto batch = kime::tools::uniformBatch(seqs, len, b.markers / seqs, model->vocab(), model->types(), 1 + i);
+    auto batch = kime::tooling::uniformBatch(seqs, len, b.markers / seqs, model->vocab(), model->types(), 1 + i);
     kime::Outputs out;
     for (int w = 0; w < 3; ++w)
       if (auto err = exec->run(batch.view(), out)) throw std::runtime_error(err->text());

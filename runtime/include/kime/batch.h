@@ -93,9 +93,11 @@ struct Error {
   std::string text() const;
 };
 
-// Checks that the pieces of `b` agree with each other and with the model's `vocab` and `types`.
-// Returns the first problem as an `ErrorKind::Batch` error, or nothing when the batch is sound.
-[[nodiscard]] std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types);
+// Checks that the pieces of `b` agree with each other and with the model's `vocab` and `types`,
+// and that no sequence is longer than `maxLen` tokens (the model's learned positions; 0: no
+// limit). Returns the first problem as an `ErrorKind::Batch` error, or nothing when the batch
+// is sound.
+[[nodiscard]] std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types, size_t maxLen = 0);
 
 // What a batch produces: one logit per marker, one act pair per sequence, in batch order.
 // Reused across batches, so once it has grown it does not allocate.

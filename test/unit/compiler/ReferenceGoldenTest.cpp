@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "TestData.h"
-#include "common/BatchFile.h"
+#include "tooling/BatchFile.h"
 #include "reference/Reference.h"
 
 namespace kime {
@@ -19,7 +19,7 @@ TEST_P(GoldenTest, MatchesEveryBatch) {
   int batches = 0;
   for (int k = 0; k < 6; ++k, ++batches) {
     SCOPED_TRACE("batch_" + std::to_string(k));
-    tools::OwnedBatch b = tools::readBatchFile(dir + "/batch_" + std::to_string(k) + ".json");
+    tooling::OwnedBatch b = tooling::readBatchFile(dir + "/batch_" + std::to_string(k) + ".json");
     test::Expected want = test::readExpected(dir + "/expect_" + std::to_string(k) + ".json");
     RefOutputs got;
     auto err = evaluateReference(g, w, b.view(), got);

@@ -33,7 +33,8 @@ TEST(Reference, ChecksTheBatchFirstWithTheSeedsMessage) {
   EXPECT_EQ(err->text(), "bad batch: token id 11 is past the vocabulary of 11");
 }
 
-TEST(Reference, APositionPastALearnedTableNamesTheNode) {
+// The same Batch error as the compiled artifact's (checkBatch with the graph's learned positions).
+TEST(Reference, ASequencePastALearnedTableIsABatchError) {
   Fixture f = tinyLearned();
   std::vector<uint32_t> ids = {1, 2, 3, 4, 5}, cu = {0, 5}, markers = {4}, mcu = {0, 1};
   std::vector<uint8_t> qtype = {1};
@@ -41,8 +42,7 @@ TEST(Reference, APositionPastALearnedTableNamesTheNode) {
   auto err = evaluateReference(f.g, f.w, {ids, cu, markers, mcu, qtype}, out);
   ASSERT_TRUE(err);
   EXPECT_EQ(err->text(),
-            "bad batch: node 5 (gather_rows \"embed.pos.rows\"): row 4 is past the 4 rows of "
-            "\"embed.pos\"");
+            "bad batch: sequence 0 has 5 tokens, past the model's 4 positions");
 }
 
 TEST(Reference, EmptyBatchGivesEmptyOutputsAndEmptySequenceGivesTheActBias) {

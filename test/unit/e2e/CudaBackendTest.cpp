@@ -10,7 +10,7 @@
 
 #include "common/AllocCounter.h"
 #include "CompiledModel.h"
-#include "common/BatchGen.h"
+#include "tooling/BatchGen.h"
 
 namespace kime {
 namespace {
@@ -77,7 +77,7 @@ TEST_P(CudaMathTest, EveryBucketMatchesTheReferenceOnTheGpu) {
     KIME_GPU_EXECUTOR_OR_SKIP(exec, stage, math);
     std::vector<Bucket> list = cm.model->buckets(stage);
     for (size_t i = 0; i < list.size(); ++i)
-      for (const auto& nb : tools::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 11 + i)) {
+      for (const auto& nb : tooling::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 11 + i)) {
         SCOPED_TRACE(stage + " bucket " + describe(list[i]) + ": " + nb.name);
         Outputs got;
         ASSERT_FALSE(exec->run(nb.batch.view(), got));
@@ -110,10 +110,10 @@ TEST(CudaBackend, WarmGpuRunsAllocateNothing) {
   const auto& cm = test::smallModel();
   KIME_GPU_EXECUTOR_OR_SKIP(exec, std::string("serve"));
   std::vector<Bucket> list = cm.model->buckets("serve");
-  std::vector<tools::OwnedBatch> batches;
+  std::vector<tooling::OwnedBatch> batches;
   for (size_t i = 0; i < list.size(); ++i) {
     ASSERT_FALSE(exec->prepare(i));
-    batches.push_back(tools::uniformBatch(list[i].seqs, list[i].tokens / list[i].seqs, 1, cm.model->vocab(),
+    batches.push_back(tooling::uniformBatch(list[i].seqs, list[i].tokens / list[i].seqs, 1, cm.model->vocab(),
                                           cm.model->types(), 5 + i));
   }
   Outputs out;

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "CompiledModel.h"
-#include "common/BatchGen.h"
+#include "tooling/BatchGen.h"
 
 namespace kime {
 namespace {
@@ -16,7 +16,7 @@ std::unique_ptr<Executor> serve(size_t threads = 2) {
   return std::move(*e);
 }
 
-void expectMatchesReference(const tools::OwnedBatch& b, const Outputs& got) {
+void expectMatchesReference(const tooling::OwnedBatch& b, const Outputs& got) {
   const auto& cm = test::smallModel();
   RefOutputs want;
   ASSERT_FALSE(evaluateReference(cm.graph, cm.weights, b.view(), want));
@@ -34,7 +34,7 @@ TEST(Executor, EveryServeBucketMatchesTheReferenceOnEdgeCases) {
   const auto& cm = test::smallModel();
   std::vector<Bucket> list = cm.model->buckets("serve");
   for (size_t i = 0; i < list.size(); ++i)
-    for (const auto& nb : tools::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 3 + i)) {
+    for (const auto& nb : tooling::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 3 + i)) {
       SCOPED_TRACE("bucket " + std::to_string(i) + ": " + nb.name);
       Outputs out;
       ASSERT_FALSE(exec->runInBucket(i, nb.batch.view(), out));  // in this bucket, not a smaller one
@@ -46,17 +46,17 @@ TEST(Executor, PicksTheSmallestBucketThatHoldsTheBatch) {
   auto exec = serve();
   Outputs out;
   Bucket used;
-  auto small = tools::uniformBatch(8, 16, 4, 4096, 4, 1);  // exactly the first bucket
+  auto small = tooling::uniformBatch(8, 16, 4, 4096, 4, 1);  // exactly the first bucket
   ASSERT_FALSE(exec->run(small.view(), out, &used));
   EXPECT_EQ(used, (Bucket{128, 8, 32}));
-  auto more = tools::uniformBatch(9, 4, 1, 4096, 4, 1);  // one sequence too many for it
+  auto more = tooling::uniformBatch(9, 4, 1, 4096, 4, 1);  // one sequence too many for it
   ASSERT_FALSE(exec->run(more.view(), out, &used));
   EXPECT_EQ(used, (Bucket{512, 32, 128}));
 }
 
 TEST(Executor, RunInBucketUsesTheBucketAskedFor) {
   auto exec = serve();
-  auto b = tools::uniformBatch(4, 8, 2, 4096, 4, 9);  // the first bucket holds it
+  auto b = tooling::uniformBatch(4, 8, 2, 4096, 4, 9);  // the first bucket holds it
   Outputs inFirst, inSecond;
   ASSERT_FALSE(exec->run(b.view(), inFirst));
   EXPECT_EQ(exec->warm(), (std::vector<Bucket>{{128, 8, 32}}));
@@ -65,7 +65,7 @@ TEST(Executor, RunInBucketUsesTheBucketAskedFor) {
   ASSERT_EQ(inFirst.logits.size(), inSecond.logits.size());
   for (size_t k = 0; k < inFirst.logits.size(); ++k) EXPECT_NEAR(inFirst.logits[k], inSecond.logits[k], 1e-5);
   // A batch the bucket does not hold is NoBucket, naming that bucket.
-  auto big = tools::uniformBatch(9, 4, 1, 4096, 4, 1);
+  auto big = tooling::uniformBatch(9, 4, 1, 4096, 4, 1);
   auto err = exec->runInBucket(0, big.view(), inFirst);
   ASSERT_TRUE(err);
   EXPECT_EQ(err->kind, ErrorKind::NoBucket);
@@ -75,7 +75,7 @@ TEST(Executor, RunInBucketUsesTheBucketAskedFor) {
 TEST(Executor, ABatchPastTheLargestBucketIsNoBucket) {
   auto exec = serve();
   Outputs out;
-  auto big = tools::uniformBatch(2, 300, 1, 4096, 4, 1);
+  auto big = tooling::uniformBatch(2, 300, 1, 4096, 4, 1);
   auto err = exec->run(big.view(), out);
   ASSERT_TRUE(err);
   EXPECT_EQ(err->kind, ErrorKind::NoBucket);
@@ -85,7 +85,7 @@ TEST(Executor, ABatchPastTheLargestBucketIsNoBucket) {
 TEST(Executor, ABadBatchGetsTheSeedsMessage) {
   auto exec = serve();
   Outputs out;
-  auto b = tools::uniformBatch(2, 4, 1, 4096, 4, 1);
+  auto b = tooling::uniformBatch(2, 4, 1, 4096, 4, 1);
   b.ids[1] = 5000;
   auto err = exec->run(b.view(), out);
   ASSERT_TRUE(err);
@@ -99,7 +99,7 @@ TEST(Executor, PrepareIsIdempotentAndWarmListsPreparedBuckets) {
   ASSERT_FALSE(exec->prepare(1));
   EXPECT_EQ(exec->warm(), (std::vector<Bucket>{{512, 32, 128}}));
   Outputs out;
-  auto b = tools::uniformBatch(1, 3, 1, 4096, 4, 2);
+  auto b = tooling::uniformBatch(1, 3, 1, 4096, 4, 2);
   ASSERT_FALSE(exec->run(b.view(), out));  // prepares bucket 0 lazily
   EXPECT_EQ(exec->warm().size(), 2u);
   auto err = exec->prepare(2);
@@ -110,7 +110,7 @@ TEST(Executor, PrepareIsIdempotentAndWarmListsPreparedBuckets) {
 TEST(Executor, OutputsAreReusedAcrossBatches) {
   auto exec = serve();
   Outputs out;
-  auto big = tools::uniformBatch(8, 16, 4, 4096, 4, 1), small = tools::uniformBatch(2, 5, 1, 4096, 4, 2);
+  auto big = tooling::uniformBatch(8, 16, 4, 4096, 4, 1), small = tooling::uniformBatch(2, 5, 1, 4096, 4, 2);
   ASSERT_FALSE(exec->run(big.view(), out));
   const float* logits = out.logits.data();
   ASSERT_FALSE(exec->run(small.view(), out));
@@ -121,7 +121,7 @@ TEST(Executor, OutputsAreReusedAcrossBatches) {
 
 TEST(Executor, RunsAreBitIdenticalRepeatedAndAcrossThreadCounts) {
   auto one = serve(1), two = serve(2);
-  auto b = tools::uniformBatch(6, 13, 3, 4096, 4, 9);
+  auto b = tooling::uniformBatch(6, 13, 3, 4096, 4, 9);
   Outputs a, c, d;
   ASSERT_FALSE(two->run(b.view(), a));
   ASSERT_FALSE(two->run(b.view(), c));

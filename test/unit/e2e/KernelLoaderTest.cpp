@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "CompiledModel.h"
-#include "common/BatchGen.h"
+#include "tooling/BatchGen.h"
 
 namespace kime {
 namespace {
@@ -21,7 +21,7 @@ Expected<std::shared_ptr<Model>> openWith(const char* loader) {
   return m;
 }
 
-Outputs runAll(std::shared_ptr<Model> model, const tools::OwnedBatch& b) {
+Outputs runAll(std::shared_ptr<Model> model, const tooling::OwnedBatch& b) {
   auto e = Executor::create(model, "serve", {2});
   if (!e) throw std::runtime_error(e.error().text());
   Outputs out;
@@ -37,7 +37,7 @@ TEST(KernelLoader, KimesLoaderAndDlopenGiveTheSameOutputs) {
   EXPECT_NE((*viaKime)->inspect().find("(kime loader)"), std::string::npos);
   EXPECT_NE((*viaDlopen)->inspect().find("(dlopen loader)"), std::string::npos);
   for (uint64_t seed : {1, 2}) {
-    auto b = tools::uniformBatch(6, 20, 3, 4096, 4, seed);
+    auto b = tooling::uniformBatch(6, 20, 3, 4096, 4, seed);
     Outputs a = runAll(*viaDlopen, b), k = runAll(*viaKime, b);
     ASSERT_EQ(a.logits.size(), k.logits.size());
     ASSERT_EQ(a.act.size(), k.act.size());

@@ -4,7 +4,7 @@
 
 #include "CompiledModel.h"
 #include "common/AllocCounter.h"
-#include "common/BatchGen.h"
+#include "tooling/BatchGen.h"
 
 namespace kime {
 namespace {
@@ -19,7 +19,7 @@ TEST(ZeroAlloc, WarmRunsOfEveryBucketAllocateNothing) {
     std::vector<Bucket> list = cm.model->buckets(stage);
     for (size_t i = 0; i < list.size(); ++i, ++buckets) {
       SCOPED_TRACE(stage + " bucket " + std::to_string(i));
-      auto batches = tools::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 11);
+      auto batches = tooling::bucketBatches(list[i], cm.model->vocab(), cm.model->types(), 0, 11);
       Outputs out;
       ASSERT_FALSE((*exec)->prepare(i));
       for (const auto& b : batches)  // grows Outputs to the largest batch, warms the pool

@@ -95,6 +95,15 @@ TEST(BatchCheck, TokenIdsMustBeInTheVocabulary) {
   EXPECT_EQ(check(b), "bad batch: token id 10 is past the vocabulary of 10");
 }
 
+// A model with learned positions takes sequences of at most its table's rows.
+TEST(BatchCheck, SequencesMustFitTheModelsPositions) {
+  EXPECT_EQ(checkBatch(good().view(), 10, 2, 3), std::nullopt);  // 3 and 2 tokens
+  auto err = checkBatch(good().view(), 10, 2, 2);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->kind, ErrorKind::Batch);
+  EXPECT_EQ(err->text(), "bad batch: sequence 0 has 3 tokens, past the model's 2 positions");
+}
+
 TEST(BatchCheck, ErrorsReadAsTheSeedsDisplay) {
   EXPECT_EQ(Error::noBucket("serve", 600, 3, 7).text(),
             "no serve bucket holds 600 tokens, 3 sequences and 7 markers");
