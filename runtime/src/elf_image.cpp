@@ -72,7 +72,7 @@ struct ElfImage::Loader {
         (size - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum)
       return fail("program headers outside the object");
     ph.resize(eh.e_phnum);
-    std::memcpy(ph.data(), bytes + eh.e_phoff, ph.size() * sizeof(Elf64_Phdr));
+    if (!ph.empty()) std::memcpy(ph.data(), bytes + eh.e_phoff, ph.size() * sizeof(Elf64_Phdr));
     for (const Elf64_Phdr& p : ph) {
       if (p.p_type == PT_TLS) return fail("thread-local storage is not supported");
       if (p.p_type != PT_LOAD) continue;

@@ -256,10 +256,12 @@ struct ExecutorImpl {
                              "\") failed with " + std::to_string(rc) + ": " + takeKernelError());
     }
     const float* base = static_cast<const float*>(p.arena);
+    // Copies, not memcpy: an empty output's data() may be null, which memcpy may not be given
+    // even for 0 bytes (UBSan found it through the batch fuzzer).
     out.logits.resize(size_t(M));
-    std::memcpy(out.logits.data(), base + p.info->logits.offset / 4, size_t(M) * sizeof(float));
+    std::copy_n(base + p.info->logits.offset / 4, size_t(M), out.logits.data());
     out.act.resize(size_t(S));
-    std::memcpy(out.act.data(), base + p.info->act.offset / 4, size_t(S) * 2 * sizeof(float));
+    std::copy_n(base + p.info->act.offset / 4, size_t(S) * 2, reinterpret_cast<float*>(out.act.data()));
     return std::nullopt;
   }
 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "CompiledModel.h"
+#include "tooling/BatchFile.h"
 #include "tooling/BatchGen.h"
 
 namespace kime {
@@ -130,6 +131,19 @@ TEST(Executor, RunsAreBitIdenticalRepeatedAndAcrossThreadCounts) {
   EXPECT_EQ(0, std::memcmp(a.logits.data(), c.logits.data(), a.logits.size() * 4));
   EXPECT_EQ(0, std::memcmp(a.logits.data(), d.logits.data(), a.logits.size() * 4));
   EXPECT_EQ(0, std::memcmp(a.act.data(), d.act.data(), a.act.size() * 8));
+}
+
+// Found by the batch fuzzer under UBSan: the empty batch's outputs were copied with memcpy from
+// an empty vector's data() (null). The fuzzer's input, as it found it.
+TEST(Executor, TheEmptyBatchTheFuzzerFoundRunsToEmptyOutputs) {
+  const tooling::OwnedBatch b =
+      tooling::parseBatchJson(R"({"ids": [], "cu": [0], "markers": [], "mcu": [0], "qtype": []})", "crash-d8fe9017");
+  auto e = serve();
+  Outputs out;
+  out.logits = {1.0f};  // a run replaces what was there
+  ASSERT_FALSE(e->run(b.view(), out));
+  EXPECT_TRUE(out.logits.empty());
+  EXPECT_TRUE(out.act.empty());
 }
 
 TEST(Executor, CapsReportTheCpuAndItsThreads) {
