@@ -22,7 +22,9 @@ Block registerBlock(Isa isa, bool fewRows) {
       // 8 x 3: 16 rows are two whole groups and the weights are swept twice, not three times.
       return fewRows ? Block{8, 3} : Block{6, 4};
     case Isa::Avx2:
-      return {6, 2};  // 12 of 16 registers: 2 weight vectors and 1 broadcast beside them
+      // 12 of 16 registers, 3 or 2 weight vectors and 1 broadcast beside them. Where a bucket
+      // allows at most kFewRows rows, 4 x 3: 16 rows are four whole groups.
+      return fewRows ? Block{4, 3} : Block{6, 2};
     case Isa::Neon:
       // 24 of 32 registers: 4 weight vectors and each row's input element (fmla by element)
       // beside them; 4 vectors are a group of interleaved RoPE columns.
