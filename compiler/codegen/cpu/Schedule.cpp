@@ -128,10 +128,13 @@ AttentionSchedule attentionSchedule(const KernelSpec& s, const IsaInfo& isa) {
     return out;
   }
   out.tiled = true;
-  // Two vectors of queries on AVX-512, whose 32 registers hold a key block's scores for both
-  // beside the queries' element and the key's; one where no sequence is longer than a vector.
-  out.queries = isa.isa == Isa::Avx512 && s.maxLen > isa.lanes ? 2 * isa.lanes : isa.lanes;
-  out.keyBlock = 8;
+  // Two vectors of queries where a sequence can be longer than one: each key element loaded
+  // feeds both. Blocks of 8 keys on AVX-512 (its 32 registers hold the block's scores for both
+  // vectors beside the queries' element and the key's), of 4 on AVX2 (16 registers); NEON keeps
+  // one vector of its 4 lanes.
+  const bool two = isa.isa != Isa::Neon && s.maxLen > isa.lanes;
+  out.queries = two ? 2 * isa.lanes : isa.lanes;
+  out.keyBlock = two && isa.isa == Isa::Avx2 ? 4 : 8;
   return out;
 }
 
