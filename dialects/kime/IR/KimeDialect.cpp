@@ -192,6 +192,8 @@ LogicalResult OutputRowsOp::verify() {
                                               shapeOf(getMcu())));
 }
 
+#include "kime/IR/KimeEnums.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "kime/IR/KimeOps.cpp.inc"
 
@@ -219,22 +221,27 @@ const KernelRoles& mlir::kime::kernelRoles(kime_kernel_class c) {
   return roles[c];
 }
 
-kime_kernel_class KernelOp::getKernelClass() {
-  return kime_kernel_class(kime_name_index(kime_kernel_class_names, KIME_CLASS_COUNT, getKind().str().c_str()));
-}
+// The dialect's classes are plan.h's, by number and by name.
+#define KIME_SAME_CLASS(E, P) \
+  static_assert(int(KernelClass::E) == P, "kernel class numbers drift from plan.h");
+KIME_SAME_CLASS(embed, KIME_CLASS_EMBED)
+KIME_SAME_CLASS(norm, KIME_CLASS_NORM)
+KIME_SAME_CLASS(linear, KIME_CLASS_LINEAR)
+KIME_SAME_CLASS(attention, KIME_CLASS_ATTENTION)
+KIME_SAME_CLASS(head, KIME_CLASS_HEAD)
+KIME_SAME_CLASS(select, KIME_CLASS_SELECT)
+#undef KIME_SAME_CLASS
 
 LogicalResult KernelOp::verify() {
-  const int c = kime_name_index(kime_kernel_class_names, KIME_CLASS_COUNT, getKind().str().c_str());
-  if (c < 0) return emitOpError("unknown kernel class \"") << getKind() << "\"";
   if (getRoles().size() != getArgs().size())
     return emitOpError("has ") << getArgs().size() << " operands but " << getRoles().size()
                                << " roles";
-  const KernelRoles& allowed = kernelRoles(kime_kernel_class(c));
+  const KernelRoles& allowed = kernelRoles(getKernelClass());
   for (Attribute r : getRoles()) {
     StringRef role = cast<StringAttr>(r).getValue();
     if (llvm::find(allowed.required, role) == allowed.required.end() &&
         llvm::find(allowed.optional, role) == allowed.optional.end())
-      return emitOpError("a ") << getKind() << " kernel takes no \"" << role << "\" operand";
+      return emitOpError("a ") << stringifyKernelClass(getKind()) << " kernel takes no \"" << role << "\" operand";
   }
   return success();
 }

@@ -20,6 +20,7 @@ inline llvm::hash_code hash_value(const Dim& d) {
 }  // namespace kime::shapes
 
 #include "kime/IR/KimeDialect.h.inc"
+#include "kime/IR/KimeEnums.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "kime/IR/KimeTypes.h.inc"

@@ -11,9 +11,10 @@ namespace {
 
 // A kernel being assembled: operands with their roles, config entries, the ops it absorbs.
 struct KernelBuilder {
-  KernelBuilder(std::string kind, std::string node) : kind(std::move(kind)), node(std::move(node)) {}
+  KernelBuilder(KernelClass kind, std::string node) : kind(kind), node(std::move(node)) {}
 
-  std::string kind, node;
+  KernelClass kind;
+  std::string node;
   SmallVector<Value> args;
   SmallVector<std::string> roles;
   SmallVector<NamedAttribute> config;
@@ -96,7 +97,7 @@ void fuseEmbed(func::FuncOp fn, Builder& b) {
     auto type = expand ? definedBy<GatherRowsOp>(expand.getX()) : GatherRowsOp();
     if (!tok || !type || !isa<BlockArgument>(tok.getIndex()) || !isa<BlockArgument>(type.getIndex()))
       continue;
-    KernelBuilder k{"embed", add.getNode().str()};
+    KernelBuilder k{KernelClass::embed, add.getNode().str()};
     k.add("ids", tok.getIndex());
     k.add("qtype", type.getIndex());
     k.add("cu", expand.getCu());
@@ -130,7 +131,7 @@ void fuseHeads(func::FuncOp fn, Builder& b) {
     auto markers = definedBy<GatherMarkersOp>(l.getX());
     auto first = definedBy<FirstRowsOp>(l.getX());
     if (!markers && !first) continue;
-    KernelBuilder k{"head", l.getNode().str()};
+    KernelBuilder k{KernelClass::head, l.getNode().str()};
     Operation* rows = markers ? markers.getOperation() : first.getOperation();
     absorbInput(k, rows->getOperand(0), b);
     k.add("cu", rows->getOperand(1));
@@ -193,7 +194,7 @@ void fuseSwiGlu(func::FuncOp fn, Builder& b) {
     if (!gate || !up || gate.getX() != up.getX() || !gate.getResult().hasOneUse() ||
         !silu.getResult().hasOneUse() || !up.getResult().hasOneUse())
       continue;
-    KernelBuilder k{"linear", mul.getNode().str()};
+    KernelBuilder k{KernelClass::linear, mul.getNode().str()};
     k.add("x", gate.getX());  // normed, when a norm is in front, by a norm kernel (fuseNorms)
     k.add("weight", gate.getWeight());
     k.add("bias", gate.getBias());
@@ -211,7 +212,7 @@ void fuseLinears(func::FuncOp fn, Builder& b) {
   SmallVector<LinearOp> linears;
   fn.walk([&](LinearOp l) { linears.push_back(l); });
   for (LinearOp l : linears) {
-    KernelBuilder k{"linear", l.getNode().str()};
+    KernelBuilder k{KernelClass::linear, l.getNode().str()};
     k.add("x", l.getX());  // normed, when a norm is in front, by a norm kernel (fuseNorms)
     k.add("weight", l.getWeight());
     k.add("bias", l.getBias());
@@ -226,7 +227,7 @@ void fuseAttention(func::FuncOp fn, Builder& b) {
   SmallVector<AttentionOp> atts;
   fn.walk([&](AttentionOp a) { atts.push_back(a); });
   for (AttentionOp a : atts) {
-    KernelBuilder k{"attention", a.getNode().str()};
+    KernelBuilder k{KernelClass::attention, a.getNode().str()};
     k.add("q", a.getQ());
     k.add("k", a.getK());
     k.add("v", a.getV());
@@ -253,7 +254,7 @@ void fuseNorms(func::FuncOp fn, Builder& b) {
     if (isa<RmsNormOp, LayerNormOp>(op)) norms.push_back(op);
   });
   for (Operation* n : norms) {
-    KernelBuilder k{"norm", n->getAttrOfType<StringAttr>("node").str()};
+    KernelBuilder k{KernelClass::norm, n->getAttrOfType<StringAttr>("node").str()};
     absorbInput(k, n->getResult(0), b);
     k.result = n->getResult(0);
     emit(k, b);
@@ -266,7 +267,7 @@ void fuseOutputRows(func::FuncOp fn, Builder& b) {
   fn.walk([&](OutputRowsOp p) { picks.push_back(p); });
   for (OutputRowsOp p : picks) {
     if (cast<KimeTensorType>(p.getX().getType()).getDims().size() != 2) continue;  // positions, sequences
-    KernelBuilder k{"select", p.getNode().str()};
+    KernelBuilder k{KernelClass::select, p.getNode().str()};
     k.add("x", p.getX());
     k.add("cu", p.getCu());
     k.add("markers", p.getMarkers());

@@ -49,7 +49,7 @@ def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
     - `head`: the final norm of only the rows a head reads (markers or first rows), then the
       head's linear.
     Before: `rms_norm`, `linear`, `silu`, `linear`, `mul`, `linear`, `add` (a SwiGLU block).
-    After: a `kime.kernel "norm"` and two `kime.kernel "linear"` ops.
+    After: a `kime.kernel norm` and two `kime.kernel linear` ops.
     Ops that match no class are left alone; kime-verify-backend-contract then names them.
   }];
 }

@@ -11,18 +11,18 @@
 // CHECK-LABEL: func.func @tiny
 // CHECK-DAG: %[[NORM1:.+]] = kime.weight "layers.0.attn_norm.weight"
 // CHECK-DAG: %[[WQ:.+]] = kime.weight "layers.0.attn.q.weight"
-// CHECK: %[[X:.+]] = kime.kernel "embed" "embed"(%arg0, %arg4, %arg1, %{{.+}}, %{{.+}}) roles ["ids", "qtype", "cu", "tok", "type"] config {learned_pos = false} : {{.*}} -> !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[N:.+]] = kime.kernel "norm" "layers.0.attn_norm"(%[[X]], %[[NORM1]]) roles ["x", "norm.weight"] config {eps = {{.*}}, norm = "rms"} : {{.*}} -> !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[V:.+]] = kime.kernel "linear" "layers.0.attn.v"(%[[N]], %{{.+}}) roles ["x", "weight"] config {act = "none"}
-// CHECK-NEXT: %[[Q:.+]] = kime.kernel "linear" "layers.0.attn.q"(%[[N]], %[[WQ]], %arg1) roles ["x", "weight", "cu"] config {act = "none", rope_heads = 2 : i64, rope_theta = 1.000000e+04 : f64}
-// CHECK-NEXT: %[[K:.+]] = kime.kernel "linear" "layers.0.attn.k"(%[[N]], {{.*}}) roles ["x", "weight", "cu"] config {{{.*}}rope_heads = 1 : i64
-// CHECK-NEXT: %[[A:.+]] = kime.kernel "attention" "layers.0.attn"(%[[Q]], %[[K]], %[[V]], %arg1) roles ["q", "k", "v", "cu"] config {heads = 2 : i64, kv_heads = 1 : i64, scale = 5.000000e-01 : f64}
-// CHECK-NEXT: %[[R1:.+]] = kime.kernel "linear" "layers.0.attn.residual"(%[[A]], %{{.+}}, %[[X]]) roles ["x", "weight", "residual"]
-// CHECK-NEXT: %[[M:.+]] = kime.kernel "norm" "layers.0.mlp_norm"(%[[R1]], %{{.+}}) roles ["x", "norm.weight"]
-// CHECK-NEXT: %[[H:.+]] = kime.kernel "linear" "layers.0.mlp.act"(%[[M]], %{{.+}}, %{{.+}}) roles ["x", "weight", "weight.up"] config {act = "swiglu"} : {{.*}} -> !kime.tensor<[T:64, 12], f32>
-// CHECK-NEXT: %[[R2:.+]] = kime.kernel "linear" "layers.0.mlp.residual"(%[[H]], %{{.+}}, %[[R1]]) roles ["x", "weight", "residual"]
-// CHECK-NEXT: %[[L:.+]] = kime.kernel "head" "head.marker.logits"(%[[R2]], {{.*}}) roles ["x", "norm.weight", "cu", "markers", "mcu", "weight", "bias"] config {{{.*}}rows = "markers"} : {{.*}} -> !kime.tensor<[M:16], f32>
-// CHECK-NEXT: %[[ACT:.+]] = kime.kernel "head" "head.act"(%[[R2]], {{.*}}) roles ["x", "norm.weight", "cu", "weight", "bias"] config {{{.*}}rows = "first"} : {{.*}} -> !kime.tensor<[S:4, 2], f32>
+// CHECK: %[[X:.+]] = kime.kernel embed "embed"(%arg0, %arg4, %arg1, %{{.+}}, %{{.+}}) roles ["ids", "qtype", "cu", "tok", "type"] config {learned_pos = false} : {{.*}} -> !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[N:.+]] = kime.kernel norm "layers.0.attn_norm"(%[[X]], %[[NORM1]]) roles ["x", "norm.weight"] config {eps = {{.*}}, norm = "rms"} : {{.*}} -> !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[V:.+]] = kime.kernel linear "layers.0.attn.v"(%[[N]], %{{.+}}) roles ["x", "weight"] config {act = "none"}
+// CHECK-NEXT: %[[Q:.+]] = kime.kernel linear "layers.0.attn.q"(%[[N]], %[[WQ]], %arg1) roles ["x", "weight", "cu"] config {act = "none", rope_heads = 2 : i64, rope_theta = 1.000000e+04 : f64}
+// CHECK-NEXT: %[[K:.+]] = kime.kernel linear "layers.0.attn.k"(%[[N]], {{.*}}) roles ["x", "weight", "cu"] config {{{.*}}rope_heads = 1 : i64
+// CHECK-NEXT: %[[A:.+]] = kime.kernel attention "layers.0.attn"(%[[Q]], %[[K]], %[[V]], %arg1) roles ["q", "k", "v", "cu"] config {heads = 2 : i64, kv_heads = 1 : i64, scale = 5.000000e-01 : f64}
+// CHECK-NEXT: %[[R1:.+]] = kime.kernel linear "layers.0.attn.residual"(%[[A]], %{{.+}}, %[[X]]) roles ["x", "weight", "residual"]
+// CHECK-NEXT: %[[M:.+]] = kime.kernel norm "layers.0.mlp_norm"(%[[R1]], %{{.+}}) roles ["x", "norm.weight"]
+// CHECK-NEXT: %[[H:.+]] = kime.kernel linear "layers.0.mlp.act"(%[[M]], %{{.+}}, %{{.+}}) roles ["x", "weight", "weight.up"] config {act = "swiglu"} : {{.*}} -> !kime.tensor<[T:64, 12], f32>
+// CHECK-NEXT: %[[R2:.+]] = kime.kernel linear "layers.0.mlp.residual"(%[[H]], %{{.+}}, %[[R1]]) roles ["x", "weight", "residual"]
+// CHECK-NEXT: %[[L:.+]] = kime.kernel head "head.marker.logits"(%[[R2]], {{.*}}) roles ["x", "norm.weight", "cu", "markers", "mcu", "weight", "bias"] config {{{.*}}rows = "markers"} : {{.*}} -> !kime.tensor<[M:16], f32>
+// CHECK-NEXT: %[[ACT:.+]] = kime.kernel head "head.act"(%[[R2]], {{.*}}) roles ["x", "norm.weight", "cu", "weight", "bias"] config {{{.*}}rows = "first"} : {{.*}} -> !kime.tensor<[S:4, 2], f32>
 // CHECK-NEXT: return %[[L]], %[[ACT]]
 
 // GONE-NOT: kime.rms_norm

@@ -6,8 +6,8 @@
 func.func @ok(%x: !kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
     attributes {kime.bucket = array<i64: 8, 2, 2>, kime.arena = 128 : i64} {
   %w = kime.weight "w" : () -> !kime.tensor<[4, 4], f32>
-  // CHECK: kime.kernel "linear" "l"
-  %y = kime.kernel "linear" "l"(%x, %w) roles ["x", "weight"] config {act = "none", norm = "none"} {offset = 0 : i64} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
+  // CHECK: kime.kernel linear "l"
+  %y = kime.kernel linear "l"(%x, %w) roles ["x", "weight"] config {act = "none", norm = "none"} {offset = 0 : i64} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
   return %y : !kime.tensor<[T:8, 4], f32>
 }
 
@@ -26,7 +26,7 @@ func.func @unplanned(%x: !kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], 
     attributes {kime.bucket = array<i64: 8, 2, 2>, kime.arena = 0 : i64} {
   %w = kime.weight "w" : () -> !kime.tensor<[4, 4], f32>
   // expected-error @+1 {{backend contract: has no arena offset}}
-  %y = kime.kernel "linear" "l"(%x, %w) roles ["x", "weight"] config {act = "none", norm = "none"} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
+  %y = kime.kernel linear "l"(%x, %w) roles ["x", "weight"] config {act = "none", norm = "none"} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
   return %y : !kime.tensor<[T:8, 4], f32>
 }
 
@@ -35,7 +35,7 @@ func.func @unplanned(%x: !kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], 
 func.func @no_weight_role(%x: !kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
     attributes {kime.bucket = array<i64: 8, 2, 2>, kime.arena = 128 : i64} {
   // expected-error @+1 {{lacks its "weight" operand}}
-  %y = kime.kernel "linear" "l"(%x) roles ["x"] config {act = "none", norm = "none"} {offset = 0 : i64} : (!kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
+  %y = kime.kernel linear "l"(%x) roles ["x"] config {act = "none", norm = "none"} {offset = 0 : i64} : (!kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
   return %y : !kime.tensor<[T:8, 4], f32>
 }
 
@@ -48,16 +48,9 @@ func.func @unspecialized() {
 
 // -----
 
-func.func @bad_kernel(%x: !kime.tensor<[T:8, 4], f32>) attributes {kime.bucket = array<i64: 8, 2, 2>, kime.arena = 128 : i64} {
-  // expected-error @+1 {{unknown kernel class "conv"}}
-  %y = kime.kernel "conv" "c"(%x) roles ["x"] config {} {offset = 0 : i64} : (!kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
-  return
-}
-
-// -----
 
 func.func @roles_mismatch(%x: !kime.tensor<[T:8, 4], f32>) attributes {kime.bucket = array<i64: 8, 2, 2>, kime.arena = 128 : i64} {
   // expected-error @+1 {{has 1 operands but 2 roles}}
-  %y = kime.kernel "linear" "c"(%x) roles ["x", "weight"] config {} {offset = 0 : i64} : (!kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
+  %y = kime.kernel linear "c"(%x) roles ["x", "weight"] config {} {offset = 0 : i64} : (!kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
   return
 }

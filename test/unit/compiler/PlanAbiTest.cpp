@@ -8,6 +8,7 @@
 
 #include "codegen/cpu/HalideKernels.h"
 #include "codegen/cuda/CudaKernels.h"
+#include "kime/IR/KimeDialect.h"
 #include "kime/plan.h"
 #include "pipeline/KernelSpec.h"
 
@@ -107,8 +108,11 @@ TEST(PlanAbi, CudaSignaturesAreThePlanSlots) {
 }
 
 TEST(PlanAbi, NamesRoundTrip) {
-  for (int c = 0; c < KIME_CLASS_COUNT; ++c)
+  for (int c = 0; c < KIME_CLASS_COUNT; ++c) {
     EXPECT_EQ(kime_name_index(kime_kernel_class_names, KIME_CLASS_COUNT, kime_kernel_class_names[c]), c);
+    // The dialect's enum: the same numbers (static_asserts in KimeDialect.cpp), the same names.
+    EXPECT_EQ(mlir::kime::stringifyKernelClass(mlir::kime::KernelClass(c)).str(), kime_kernel_class_names[c]);
+  }
   for (int i = 0; i < KIME_INPUT_COUNT; ++i)
     EXPECT_EQ(kime_name_index(kime_plan_input_names, KIME_INPUT_COUNT, kime_plan_input_names[i]), i);
   EXPECT_EQ(kime_name_index(kime_kernel_class_names, KIME_CLASS_COUNT, "conv"), -1);
