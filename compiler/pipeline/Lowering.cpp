@@ -235,9 +235,9 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
     for (KernelOp k : fn.getOps<KernelOp>()) {
       KernelSpec spec;
       PlanStep step = sb.build(k, spec);
-      if (step.args.size() != argSlots(spec).size())
+      if (const size_t slots = argSlots(spec).size(); step.args.size() != slots)
         throw CompileError("internal: kernel \"" + step.node + "\" has " + std::to_string(step.args.size()) +
-                           " arguments, but its class takes " + std::to_string(argSlots(spec).size()) + " (plan.h)");
+                           " arguments, but its class takes " + std::to_string(slots) + " (plan.h)");
       step.kernel = kernels.intern(spec);
       plan.steps.push_back(std::move(step));
     }
