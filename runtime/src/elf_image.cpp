@@ -56,6 +56,13 @@ struct ElfImage::Loader {
     if (va < lo || va > hi || hi - va < n) return nullptr;
     return img.base_ + va;
   }
+  // `count` T's at `va`, or null when they are not all mapped or not aligned for T (the mapping
+  // is page-aligned, so an aligned address is an aligned pointer).
+  template <typename T>
+  const T* table(uint64_t va, uint64_t count) const {
+    if (va % alignof(T) != 0 || count > (hi - lo) / sizeof(T)) return nullptr;
+    return reinterpret_cast<const T*>(at(va, count * sizeof(T)));
+  }
 
   // The ELF header and the program headers; the span the loadable segments need.
   bool readHeaders() {
@@ -102,8 +109,8 @@ struct ElfImage::Loader {
     const Elf64_Phdr* seg = nullptr;
     for (const Elf64_Phdr& p : ph)
       if (p.p_type == PT_DYNAMIC) seg = &p;
-    if (!seg || !at(seg->p_vaddr, seg->p_memsz)) return fail("no dynamic section");
-    const auto* dyn = reinterpret_cast<const Elf64_Dyn*>(img.base_ + seg->p_vaddr);
+    const auto* dyn = seg ? table<Elf64_Dyn>(seg->p_vaddr, seg->p_memsz / sizeof(Elf64_Dyn)) : nullptr;
+    if (!dyn) return fail("no dynamic section (or one outside the object, or misaligned)");
     for (size_t i = 0; i < seg->p_memsz / sizeof(Elf64_Dyn) && dyn[i].d_tag != DT_NULL; ++i) {
       uint64_t v = dyn[i].d_un.d_val;
       switch (dyn[i].d_tag) {
@@ -140,15 +147,15 @@ struct ElfImage::Loader {
 
   // The number of dynamic symbols: from the SysV hash table, else the end of the GNU hash chains.
   bool readSymbols() {
-    const auto* h = d.hash ? reinterpret_cast<const uint32_t*>(at(d.hash, 8)) : nullptr;
-    const auto* g = d.gnuHash ? reinterpret_cast<const uint32_t*>(at(d.gnuHash, 16)) : nullptr;
+    const auto* h = d.hash ? table<uint32_t>(d.hash, 2) : nullptr;
+    const auto* g = d.gnuHash ? table<uint32_t>(d.gnuHash, 4) : nullptr;
     if (h) {
       nsyms = h[1];
     } else if (g) {
       uint32_t nbuckets = g[0], symoffset = g[1], bloomSize = g[2];
       uint64_t bucketsVa = d.gnuHash + 16 + uint64_t(bloomSize) * 8;
       uint64_t chainsVa = bucketsVa + uint64_t(nbuckets) * 4;
-      const auto* buckets = reinterpret_cast<const uint32_t*>(at(bucketsVa, uint64_t(nbuckets) * 4));
+      const auto* buckets = table<uint32_t>(bucketsVa, nbuckets);
       if (!buckets) return fail("bad GNU hash table");
       uint32_t last = 0;
       for (uint32_t b = 0; b < nbuckets; ++b) last = std::max(last, buckets[b]);
@@ -156,7 +163,7 @@ struct ElfImage::Loader {
       if (last >= symoffset) {
         // The chain of the highest bucket ends at the last symbol (its low bit set).
         for (;; ++last) {
-          const auto* c = reinterpret_cast<const uint32_t*>(at(chainsVa + uint64_t(last - symoffset) * 4, 4));
+          const auto* c = table<uint32_t>(chainsVa + uint64_t(last - symoffset) * 4, 1);
           if (!c) return fail("bad GNU hash table");
           if (*c & 1) break;
         }
@@ -165,8 +172,8 @@ struct ElfImage::Loader {
     } else {
       return fail("no symbol hash table");
     }
-    syms = reinterpret_cast<const Elf64_Sym*>(at(d.symtab, nsyms * sizeof(Elf64_Sym)));
-    return syms ? true : fail("symbol table outside the object");
+    syms = table<Elf64_Sym>(d.symtab, nsyms);
+    return syms ? true : fail("symbol table outside the object, or misaligned");
   }
 
   const char* nameOf(const Elf64_Sym& s) const {
@@ -188,8 +195,8 @@ struct ElfImage::Loader {
   }
 
   bool relocate(uint64_t table, uint64_t bytesLen) {
-    const auto* r = reinterpret_cast<const Elf64_Rela*>(at(table, bytesLen));
-    if (bytesLen && !r) return fail("relocations outside the object");
+    const auto* r = this->table<Elf64_Rela>(table, bytesLen / sizeof(Elf64_Rela));
+    if (bytesLen && !r) return fail("relocations outside the object, or misaligned");
     for (uint64_t k = 0; k < bytesLen / sizeof(Elf64_Rela); ++k) {
       uint32_t type = ELF64_R_TYPE(r[k].r_info);
       if (type == kRelNone) continue;
@@ -247,16 +254,16 @@ struct ElfImage::Loader {
   // they must run.
   bool readInitFini(std::vector<void (*)()>& init) {
     auto functions = [&](uint64_t va, uint64_t n, std::vector<void (*)()>& out) -> bool {
-      const auto* f = reinterpret_cast<const uint64_t*>(at(va, n));
+      const auto* f = table<uint64_t>(va, n / 8);
       if (n && !f) return false;
       for (uint64_t k = 0; k < n / 8; ++k)
         if (f[k] != 0 && f[k] != UINT64_MAX) out.push_back(reinterpret_cast<void (*)()>(f[k]));
       return true;
     };
     if (d.init) init.push_back(reinterpret_cast<void (*)()>(img.base_ + d.init));
-    if (!functions(d.initArray, d.initArraySz, init)) return fail("constructor table outside the object");
+    if (!functions(d.initArray, d.initArraySz, init)) return fail("constructor table outside the object, or misaligned");
     std::vector<void (*)()> fini;
-    if (!functions(d.finiArray, d.finiArraySz, fini)) return fail("finalizer table outside the object");
+    if (!functions(d.finiArray, d.finiArraySz, fini)) return fail("finalizer table outside the object, or misaligned");
     img.finalizers_.assign(fini.rbegin(), fini.rend());
     if (d.fini) img.finalizers_.push_back(reinterpret_cast<void (*)()>(img.base_ + d.fini));
     return true;
