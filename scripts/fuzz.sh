@@ -4,6 +4,7 @@
 # target: executions, coverage, crashes; exits non-zero when any target crashed (the input that
 # did is kept in build-fuzz/crashes/).
 #   scripts/fuzz.sh [SECONDS]
+# FUZZ_SEED=N fixes libFuzzer's seed (CI does, so that a run is repeatable); unset, it is random.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -41,7 +42,7 @@ failed=0
 printf '%-12s %12s %10s %8s %8s\n' target executions exec/s coverage crashes
 for t in "${targets[@]}"; do
   mkdir -p "$corpus/$t"
-  args=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix=build-fuzz/crashes/"$t"- -timeout=10 -rss_limit_mb=4096)
+  args=(-max_total_time="$seconds" -seed="${FUZZ_SEED:-0}" -print_final_stats=1 -artifact_prefix=build-fuzz/crashes/"$t"- -timeout=10 -rss_limit_mb=4096)
   case $t in graph|buckets|batch) args+=(-dict=test/fuzz/json.dict) ;; esac
   [ "$t" = artifact ] && args+=(-max_len=1048576)
   rc=0
