@@ -5,6 +5,7 @@
 # did is kept in build-fuzz/crashes/).
 #   scripts/fuzz.sh [SECONDS]
 # FUZZ_SEED=N fixes libFuzzer's seed (CI does, so that a run is repeatable); unset, it is random.
+# FUZZ_RUNS=N also stops each target after N executions (the long runs: FUZZ_RUNS=1000000 ... 1800).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -39,18 +40,19 @@ cp test/data/golden/tiny-rms-gelu-learned/batch_*.json test/lit/Tools/Inputs/*ba
 export KIME_FUZZ_MODEL=$PWD/build-fuzz/small.kime
 
 failed=0
-printf '%-12s %12s %10s %8s %8s\n' target executions exec/s coverage crashes
+printf '%-12s %12s %10s %8s %8s %8s\n' target executions exec/s coverage crashes seconds
 for t in "${targets[@]}"; do
   mkdir -p "$corpus/$t"
-  args=(-max_total_time="$seconds" -seed="${FUZZ_SEED:-0}" -print_final_stats=1 -artifact_prefix=build-fuzz/crashes/"$t"- -timeout=10 -rss_limit_mb=4096)
+  args=(-max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" -seed="${FUZZ_SEED:-0}" -print_final_stats=1 -artifact_prefix=build-fuzz/crashes/"$t"- -timeout=10 -rss_limit_mb=4096)
   case $t in graph|buckets|batch) args+=(-dict=test/fuzz/json.dict) ;; esac
   [ "$t" = artifact ] && args+=(-max_len=1048576)
-  rc=0
+  rc=0 start=$SECONDS
   build-fuzz/bin/kime-fuzz-$t "${args[@]}" "$corpus/$t" "$seeds/$t" > "build-fuzz/$t.log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "build-fuzz/$t.log" | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "build-fuzz/$t.log" | tail -1 | grep -o '[0-9]*$' || echo 0)
   crashes=$(find build-fuzz/crashes -name "$t-*" | wc -l)
-  printf '%-12s %12s %10s %8s %8s\n' "$t" "$execs" "$((execs / seconds))" "$cov" "$crashes"
+  took=$((SECONDS - start > 0 ? SECONDS - start : 1))
+  printf '%-12s %12s %10s %8s %8s %8s\n' "$t" "$execs" "$((execs / took))" "$cov" "$crashes" "$took"
   if [ "$rc" != 0 ] || [ "$crashes" != 0 ]; then failed=1; tail -30 "build-fuzz/$t.log"; fi
 done
 exit $failed

@@ -13,7 +13,7 @@
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/Schedule.h"
 #include "codegen/cuda/CudaKernels.h"
-#include "tooling/BatchGen.h"
+#include "kime/tooling/BatchGen.h"
 #include "import/GraphImport.h"
 #include "kime/runtime.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,5 +1,7 @@
 // Reading a `.kime` file: mapping, checks, manifest.
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
@@ -7,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kime/kime.h"
 #include "model_impl.h"
 
 namespace kime {
@@ -18,6 +21,12 @@ namespace {
 struct Fail {
   std::string message;
 };
+
+std::string hexAddress(const void* p) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%p", p);
+  return text;
+}
 
 // Reads the manifest; any missing or mistyped field throws nlohmann's error, reported as a
 // corrupt manifest by the caller. Names are plan.h's.
@@ -139,7 +148,7 @@ ModelImpl::~ModelImpl() {
     if (auto stop = reinterpret_cast<void (*)()>(code->symbol("halide_shutdown_thread_pool"))) stop();
     code.reset();
   }
-  if (map) munmap(const_cast<uint8_t*>(map), mapSize);
+  if (map && ownsMap) munmap(const_cast<uint8_t*>(map), mapSize);
 }
 
 const SectionInfo* ModelImpl::section(const std::string& n) const {
@@ -155,28 +164,40 @@ std::vector<std::string> ModelImpl::sectionsUnder(const std::string& prefix) con
   return out;
 }
 
-std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
-  auto fail = [&](const std::string& msg) {
-    return std::optional<Error>(Error::unsupported(path + ": " + msg));
-  };
-  m.path = path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return fail("not a regular file");
-  }
-  m.mapSize = size_t(st.st_size);
-  if (m.mapSize < sizeof(kime_file_header)) {
-    ::close(fd);
-    return fail("not a kime artifact (" + std::to_string(m.mapSize) + " bytes is shorter than a header)");
-  }
-  void* p = mmap(nullptr, m.mapSize, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) return fail(std::string("cannot map: ") + std::strerror(errno));
-  m.map = static_cast<const uint8_t*>(p);
+namespace {
 
+// Sections must not overlap, and every byte outside the header, the table and the sections (the
+// padding up to each section's alignment) must be zero: no damage goes unnoticed.
+std::optional<std::string> checkLayout(const ModelImpl& m, uint64_t tableStart, uint64_t tableEnd) {
+  std::vector<const SectionInfo*> byOffset;
+  for (const SectionInfo& s : m.sections) byOffset.push_back(&s);
+  std::sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+  uint64_t end = sizeof(kime_file_header);
+  auto zeroUpTo = [&](uint64_t to) {
+    for (uint64_t i = end; i < to; ++i)
+      if (m.map[i] != 0) return false;
+    return true;
+  };
+  if (!zeroUpTo(tableStart)) return std::string("the padding after the header is not zero (damaged)");
+  end = tableEnd;
+  std::string after = "the section table";
+  for (const SectionInfo* s : byOffset) {
+    if (s->offset < end) return "section \"" + s->name + "\" overlaps " + after;
+    if (!zeroUpTo(s->offset)) return "the padding after " + after + " is not zero (damaged)";
+    end = s->offset + s->size;
+    after = "section \"" + s->name + "\"";
+  }
+  if (!zeroUpTo(m.mapSize)) return "the padding after " + after + " is not zero (damaged)";
+  return std::nullopt;
+}
+
+// The container (header, section table, checksums) and the manifest of the bytes at m.map.
+std::optional<Error> checkArtifact(ModelImpl& m) {
+  auto fail = [&](const std::string& msg) {
+    return std::optional<Error>(Error::unsupported(m.path + ": " + msg));
+  };
+  if (m.mapSize < sizeof(kime_file_header))
+    return fail("not a kime artifact (" + std::to_string(m.mapSize) + " bytes is shorter than a header)");
   kime_file_header h;
   std::memcpy(&h, m.map, sizeof h);
   if (std::memcmp(h.magic, KIME_MAGIC, KIME_MAGIC_SIZE) != 0) return fail("not a kime artifact (bad magic)");
@@ -208,6 +229,7 @@ std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
       return fail("section \"" + name + "\" is corrupt (checksum mismatch)");
     m.sections.push_back({name, e.offset, e.size});
   }
+  if (auto why = checkLayout(m, h.section_table_offset, tableEnd)) return fail(*why);
   const SectionInfo* manifest = m.section(KIME_SECTION_MANIFEST);
   const SectionInfo* weights = m.section(KIME_SECTION_WEIGHTS_CPU);
   if (!manifest || !weights)
@@ -222,6 +244,46 @@ std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
     return fail(std::string("bad manifest: ") + e.what());
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
+  auto fail = [&](const std::string& msg) {
+    return std::optional<Error>(Error::unsupported(path + ": " + msg));
+  };
+  m.path = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file");
+  }
+  if (size_t(st.st_size) < sizeof(kime_file_header)) {
+    ::close(fd);
+    return fail("not a kime artifact (" + std::to_string(st.st_size) + " bytes is shorter than a header)");
+  }
+  void* p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return fail(std::string("cannot map: ") + std::strerror(errno));
+  m.map = static_cast<const uint8_t*>(p);
+  m.mapSize = size_t(st.st_size);
+  m.ownsMap = true;
+  return checkArtifact(m);
+}
+
+std::optional<Error> loadArtifactMemory(const void* data, size_t size, const std::string& name, ModelImpl& m) {
+  m.path = name;
+  auto fail = [&](const std::string& msg) { return std::optional<Error>(Error::unsupported(name + ": " + msg)); };
+  if (!data) return fail("no buffer (NULL)");
+  if (reinterpret_cast<uintptr_t>(data) % KIME_MEMORY_ALIGN)
+    return fail("the buffer at " + hexAddress(data) + " is not " + std::to_string(KIME_MEMORY_ALIGN) +
+                "-byte aligned (its sections are used in place)");
+  m.map = static_cast<const uint8_t*>(data);
+  m.mapSize = size;
+  m.ownsMap = false;  // the caller's, kept alive by the caller
+  return checkArtifact(m);
 }
 
 }  // namespace kime

@@ -42,6 +42,28 @@ kime_status ok(kime_error* e) {
   return KIME_OK;
 }
 
+// The C options as C++ ones; false when they were not made by kime_model_options_init.
+bool modelOptions(const kime_model_options* options, kime::ModelOptions& o) {
+  if (!options) return true;
+  if (options->struct_size != sizeof *options) return false;
+  if (options->cpu_target) o.cpuTarget = options->cpu_target;
+  if (options->source_name) o.sourceName = options->source_name;
+  return true;
+}
+
+// Runs `open` (Model::open or openMemory) and hands its model out as a handle.
+template <typename Open>
+kime_status opened(Open open, kime_model** out_model, kime_error* error) {
+  try {
+    auto m = open();
+    if (!m) return fail(error, m.error());
+    *out_model = new kime_model{*m};
+    return ok(error);
+  } catch (const std::exception& e) {
+    return fail(error, KIME_UNSUPPORTED, e.what());
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -66,18 +88,20 @@ kime_status kime_model_open_with_options(const char* path, const kime_model_opti
                                          kime_model** out_model, kime_error* error) {
   if (out_model) *out_model = nullptr;
   if (!path || !out_model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: path and out_model are required");
-  if (options && options->struct_size != sizeof *options)
+  kime::ModelOptions o;
+  if (!modelOptions(options, o))
     return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: options were not made by kime_model_options_init");
-  try {
-    kime::ModelOptions o;
-    if (options && options->cpu_target) o.cpuTarget = options->cpu_target;
-    auto m = kime::Model::open(path, o);
-    if (!m) return fail(error, m.error());
-    *out_model = new kime_model{*m};
-    return ok(error);
-  } catch (const std::exception& e) {
-    return fail(error, KIME_UNSUPPORTED, e.what());
-  }
+  return opened([&] { return kime::Model::open(path, o); }, out_model, error);
+}
+
+kime_status kime_model_open_memory(const void* data, size_t size, const kime_model_options* options,
+                                   kime_model** out_model, kime_error* error) {
+  if (out_model) *out_model = nullptr;
+  if (!out_model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open_memory: out_model is required");
+  kime::ModelOptions o;
+  if (!modelOptions(options, o))
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open_memory: options were not made by kime_model_options_init");
+  return opened([&] { return kime::Model::openMemory(data, size, o); }, out_model, error);
 }
 
 void kime_model_release(kime_model* model) { delete model; }

@@ -28,6 +28,14 @@ Expected<std::shared_ptr<Model>> Model::open(const std::string& path, const Mode
   return std::shared_ptr<Model>(new Model(std::move(impl)));
 }
 
+Expected<std::shared_ptr<Model>> Model::openMemory(const void* data, size_t size, const ModelOptions& options) {
+  auto impl = std::make_unique<ModelImpl>();
+  const std::string name = options.sourceName.empty() ? "artifact in memory" : options.sourceName;
+  if (auto err = loadArtifactMemory(data, size, name, *impl)) return *err;
+  if (auto err = loadCpuCode(*impl, options.cpuTarget)) return *err;
+  return std::shared_ptr<Model>(new Model(std::move(impl)));
+}
+
 const std::string& Model::name() const { return impl_->name; }
 size_t Model::vocab() const { return impl_->vocab; }
 size_t Model::types() const { return impl_->types; }

@@ -97,8 +97,9 @@ class LoadedCode {
 
 struct ModelImpl {
   std::string path;
-  const uint8_t* map = nullptr;
+  const uint8_t* map = nullptr;  // the artifact's bytes: mapped from a file, or the caller's buffer
   size_t mapSize = 0;
+  bool ownsMap = false;           // mapped here (unmapped on destruction)
   std::vector<SectionInfo> sections;
 
   std::string name;
@@ -129,6 +130,9 @@ struct ModelImpl {
 // Maps `path` and checks header, sections and checksums, then reads the manifest. Returns an
 // Unsupported error naming the file and the problem.
 std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m);
+// The same checks on `size` bytes at `data` (KIME_MEMORY_ALIGN aligned), used in place; `name`
+// stands for the file in messages.
+std::optional<Error> loadArtifactMemory(const void* data, size_t size, const std::string& name, ModelImpl& m);
 // The rows of staged array `i` (stagedIndex) in a bucket: its bound.
 size_t stagedRows(size_t i, const Bucket& b);
 // Fills the staged arrays from a checked batch (arrays[i]: staged array i, stagedRows long): per

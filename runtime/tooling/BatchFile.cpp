@@ -1,4 +1,4 @@
-#include "BatchFile.h"
+#include "kime/tooling/BatchFile.h"
 
 #include <fstream>
 #include <limits>
@@ -55,6 +55,14 @@ OwnedBatch readBatchFile(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return parseBatchJson(ss.str(), path);
+}
+
+std::string runJson(const Bucket& used, const Outputs& out) {
+  nlohmann::ordered_json j = {
+      {"bucket", {{"tokens", used.tokens}, {"seqs", used.seqs}, {"markers", used.markers}}},
+      {"logits", out.logits}, {"act", Json::array()}};
+  for (const auto& a : out.act) j["act"].push_back({a[0], a[1]});
+  return j.dump();
 }
 
 std::string outputsJson(const std::vector<double>& logits,

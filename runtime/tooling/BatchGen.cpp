@@ -1,4 +1,4 @@
-#include "BatchGen.h"
+#include "kime/tooling/BatchGen.h"
 
 #include <algorithm>
 #include <random>

@@ -3,7 +3,8 @@
 # g++-aarch64-linux-gnu, compiles artifacts with arm-64 code beside x86-64 code, and runs them
 # under qemu-aarch64: every bucket of the example model and every golden case, each checked
 # against the reference evaluator within 1e-4; the example model again with a fully static
-# kime-run. Prints the size report.
+# kime-run; and a program with the model linked in (examples/embed, cross-built against the
+# AArch64 runtime's install, statically linked) with no file beside it. Prints the size report.
 # Usage: check-aarch64.sh SOURCE_DIR HOST_BIN_DIR WORK_DIR
 set -euo pipefail
 src=$1 bin=$2 work=$3
@@ -61,4 +62,16 @@ echo "$msg" | grep -q "the artifact has CPU code for x86-64-avx2, but this machi
 echo "== the golden cases under qemu"
 KIME_TARGET=arm-64 KIME_RUN="$work/build/bin/kime-run" \
   python3 "$src/test/lit/E2E/golden.py" "$src/test/data" "$ex/buckets.json" "$work/golden" 1e-4 "${qemu[@]}"
+echo "== examples/embed cross-built against the AArch64 runtime install, fully static, no file beside it"
+cmake --install "$work/build" --prefix "$work/prefix" > "$work/install.log"
+[ ! -e "$work/prefix/bin/kime-compile" ] || { echo "FAIL: a runtime-only install holds kime-compile"; exit 1; }
+cmake -G Ninja -S "$src/examples/embed" -B "$work/embed" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
+  -DCMAKE_BUILD_TYPE=Release -Dkime_DIR="$work/prefix/lib/cmake/kime" -DKIME_COMPILE_EXECUTABLE="$bin/kime-compile" \
+  -DKIME_EXAMPLE_GRAPH="$work/small.json" -DKIME_EXAMPLE_WEIGHTS="$work/small.safetensors" -DKIME_EXAMPLE_STATIC=ON \
+  > "$work/embed-configure.log"
+cmake --build "$work/embed" > "$work/embed-build.log"
+file "$work/embed/embed-run" | grep -q "ARM aarch64.*statically linked" || { echo "FAIL: embed-run is not a static AArch64 executable"; exit 1; }
+rm -rf "$work/embed-alone" && mkdir "$work/embed-alone" && cp "$work/embed/embed-run" "$work/embed-alone/"
+python3 "$src/test/aarch64/run_buckets.py" "$ex/buckets.json" - "$work/small.json" "$work/small.safetensors" \
+  "$work/batches-embed" -- qemu-aarch64 "$work/embed-alone/embed-run"
 echo "aarch64: all checks passed"

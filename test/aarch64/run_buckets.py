@@ -1,5 +1,5 @@
 """Runs one batch in every bucket of every stage of an artifact with a (possibly emulated)
-kime-run, and checks each against the host's reference evaluator within 1e-4, and that the
+kime-run (or a program with the model linked in: ARTIFACT "-"), and checks each against the host's reference evaluator within 1e-4, and that the
 bucket it ran in is the one meant.
 Usage: run_buckets.py BUCKETS.json ARTIFACT GRAPH WEIGHTS OUTDIR -- RUNNER... (e.g. qemu-aarch64 -L
 /usr/aarch64-linux-gnu build/aarch64/bin/kime-run)"""
@@ -42,7 +42,8 @@ for stage, buckets in json.load(open(buckets_file))["stages"].items():
             batch["qtype"].append(rng.randrange(types))
         path = f"{out}/{stage}_{i}.json"
         json.dump(batch, open(path, "w"))
-        got = json.loads(subprocess.run(runner + [artifact, path, "--stage", stage], check=True,
+        model = [] if artifact == "-" else [artifact]
+        got = json.loads(subprocess.run(runner + model + [path, "--stage", stage], check=True,
                                         capture_output=True, text=True).stdout)
         want = json.loads(subprocess.run(["kime-run", "--reference", graph, weights, path], check=True,
                                          capture_output=True, text=True).stdout)

@@ -13,7 +13,7 @@
 
 #include "kime/batch.h"
 #include "kime/kime.h"
-#include "tooling/BatchFile.h"
+#include "kime/tooling/BatchFile.h"
 
 namespace {
 

@@ -1,7 +1,10 @@
 // kime-compile: Graph + checkpoint + buckets -> one .kime artifact.
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
+#include "artifact/EmbedSources.h"
+#include "buckets/Buckets.h"
 #include "codegen/cpu/CpuCodegen.h"
 #include "llvm/Support/CommandLine.h"
 #include "pipeline/Compile.h"
@@ -28,6 +31,16 @@ static cl::opt<bool> noPruneRows("no-prune-rows", cl::desc("compute the last lay
 static cl::opt<std::string> cpuPrecision("cpu-precision", cl::desc("the CPU linears' arithmetic: f32 (default), or bf16 (opt-in: weights in bf16 and inputs rounded to bf16 for AVX512-BF16 dot products, f32 sums; target x86-64-avx512bf16, no CUDA code)"),
                                          cl::value_desc("f32|bf16"), cl::init("f32"));
 static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
+static cl::opt<std::string> embed("embed", cl::desc("also write NAME.h and NAME.c beside the artifact: C sources that link it into a program (kime_model_open_NAME, constants for its stages and buckets)"),
+                                  cl::value_desc("NAME"));
+
+// --embed: the C sources beside the artifact just written.
+static void writeEmbed(const kime::CompileOptions& o) {
+  namespace fs = std::filesystem;
+  const fs::path artifact = fs::absolute(o.output);
+  kime::writeEmbedSources(artifact.parent_path().string(), embed,
+                          kime::embedSources(embed, artifact.string(), kime::readBucketsFile(o.buckets)));
+}
 
 int main(int argc, char** argv) {
   cl::ParseCommandLineOptions(argc, argv, "kime ahead-of-time graph compiler\n");
@@ -49,6 +62,7 @@ int main(int argc, char** argv) {
   o.jobs = jobs;
   try {
     o.emit = kime::parseEmit(emit);
+    if (!embed.empty() && o.emit != kime::Emit::None) throw std::runtime_error("--embed writes C sources for an artifact, not with --emit");
     if (o.emit != kime::Emit::None && !o.output.empty()) {
       // --emit with -o: the text goes to that file, written whole or not at all.
       std::ostringstream text;
@@ -56,7 +70,12 @@ int main(int argc, char** argv) {
       kime::json::writeFileAtomic(o.output, text.str());
       return 0;
     }
+    if (!embed.empty()) {
+      kime::checkEmbedName(embed);
+      if (o.output.empty()) throw std::runtime_error("--embed needs -o (the sources are written beside the artifact)");
+    }
     kime::compileModel(o, std::cout, std::cerr);
+    if (!embed.empty()) writeEmbed(o);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "kime-compile: error: " << e.what() << "\n";

@@ -3,7 +3,7 @@
 
 #include "common/Args.h"
 #include "reference/Reference.h"
-#include "tooling/BatchFile.h"
+#include "kime/tooling/BatchFile.h"
 
 namespace kime::tools {
 

@@ -4,12 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "common/AllocCounter.h"
 #include "common/Args.h"
-#include "tooling/BatchFile.h"
-#include "tooling/BatchGen.h"
+#include "kime/tooling/BatchFile.h"
+#include "kime/tooling/BatchGen.h"
 #include "kime/runtime.h"
 
 namespace kime::tools {
@@ -59,11 +58,7 @@ int runBatch(const Args& args) {
     std::cerr << "kime-run: " << args.positional[1] << ": " << err->text() << "\n";
     return 1;
   }
-  nlohmann::ordered_json j = {
-      {"bucket", {{"tokens", used.tokens}, {"seqs", used.seqs}, {"markers", used.markers}}},
-      {"logits", out.logits}, {"act", nlohmann::json::array()}};
-  for (const auto& a : out.act) j["act"].push_back({a[0], a[1]});
-  std::cout << j.dump() << "\n";
+  std::cout << kime::tooling::runJson(used, out) << "\n";
   return 0;
 }
 

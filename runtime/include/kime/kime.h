@@ -86,7 +86,12 @@ typedef struct kime_model_options {
    * "x86-64-avx2" on an AVX-512 machine (to run or measure each path): KIME_UNSUPPORTED, naming
    * it, where the CPU lacks it or the artifact has no code for it. */
   const char* cpu_target;
+  /* kime_model_open_memory: what messages call the buffer; NULL: "artifact in memory". */
+  const char* source_name;
 } kime_model_options;
+
+/* kime_model_open_memory's buffer must start at a multiple of this many bytes. */
+#define KIME_MEMORY_ALIGN 64u
 
 void kime_model_options_init(kime_model_options* options);
 
@@ -95,6 +100,12 @@ KIME_MUST_USE kime_status kime_model_open(const char* path, kime_model** out_mod
 /* Maps the artifact at `path`, checks it and loads its CPU code; `options` may be NULL. */
 KIME_MUST_USE kime_status kime_model_open_with_options(const char* path, const kime_model_options* options,
                                                        kime_model** out_model, kime_error* error);
+/* The artifact in `size` bytes at `data` (KIME_MEMORY_ALIGN aligned), e.g. linked into the program
+ * (kime_add_model's EMBED): the same checks as a file, the weights used in place, the CPU code
+ * loaded from it. The caller keeps the buffer alive and unchanged until the model and all its
+ * executors are released. A NULL, misaligned or short buffer is KIME_UNSUPPORTED, by name. */
+KIME_MUST_USE kime_status kime_model_open_memory(const void* data, size_t size, const kime_model_options* options,
+                                                 kime_model** out_model, kime_error* error);
 void kime_model_release(kime_model* model);
 
 KIME_MUST_USE kime_status kime_executor_create(kime_model* model, const kime_executor_options* options,

@@ -59,6 +59,8 @@ struct ModelOptions {
   // "x86-64-avx2" on an AVX-512 machine, to run or measure each path); Unsupported, naming it,
   // where the CPU lacks it or the artifact has none.
   std::string cpuTarget;
+  // openMemory: what messages call the buffer ("artifact in memory" when empty).
+  std::string sourceName;
 };
 
 // A loaded artifact. Errors while loading are Unsupported (a file that is not a usable kime
@@ -67,6 +69,11 @@ struct ModelOptions {
 class Model {
  public:
   static Expected<std::shared_ptr<Model>> open(const std::string& path, const ModelOptions& options = {});
+  // The artifact in `size` bytes at `data`, which the caller keeps alive and unchanged while the
+  // model (or an executor of it) lives: the same checks as a file, the weights used in place.
+  // `data` must be KIME_MEMORY_ALIGN (64) byte aligned; a misaligned or short buffer is refused
+  // by name (Unsupported).
+  static Expected<std::shared_ptr<Model>> openMemory(const void* data, size_t size, const ModelOptions& options = {});
   ~Model();
 
   const std::string& name() const;

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "TestData.h"
-#include "tooling/BatchFile.h"
+#include "kime/tooling/BatchFile.h"
 #include "reference/Reference.h"
 
 namespace kime {

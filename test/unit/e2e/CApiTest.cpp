@@ -96,7 +96,9 @@ TEST(CApi, ModelOptionsPickACpuTargetOrRefuseItByName) {
   EXPECT_EQ(kime_model_open_with_options(test::smallModel().artifact.c_str(), &uninitialized, &model, &err),
             KIME_INVALID_ARGUMENT);
   // C++: the target loaded is the one asked for.
-  auto cpp = Model::open(test::smallModel().artifact, ModelOptions{"x86-64-avx2"});
+  ModelOptions avx2;
+  avx2.cpuTarget = "x86-64-avx2";
+  auto cpp = Model::open(test::smallModel().artifact, avx2);
   ASSERT_TRUE(cpp) << cpp.error().text();
   EXPECT_EQ((*cpp)->cpuTarget(), "x86-64-avx2");
 }

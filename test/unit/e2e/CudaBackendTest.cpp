@@ -10,7 +10,7 @@
 
 #include "common/AllocCounter.h"
 #include "CompiledModel.h"
-#include "tooling/BatchGen.h"
+#include "kime/tooling/BatchGen.h"
 
 namespace kime {
 namespace {

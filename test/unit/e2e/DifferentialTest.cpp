@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "CompiledModel.h"
-#include "tooling/BatchGen.h"
+#include "kime/tooling/BatchGen.h"
 
 namespace kime {
 namespace {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "CompiledModel.h"
-#include "tooling/BatchFile.h"
-#include "tooling/BatchGen.h"
+#include "kime/tooling/BatchFile.h"
+#include "kime/tooling/BatchGen.h"
 
 namespace kime {
 namespace {

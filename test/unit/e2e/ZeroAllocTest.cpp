@@ -4,7 +4,7 @@
 
 #include "CompiledModel.h"
 #include "common/AllocCounter.h"
-#include "tooling/BatchGen.h"
+#include "kime/tooling/BatchGen.h"
 
 namespace kime {
 namespace {

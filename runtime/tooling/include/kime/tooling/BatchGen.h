@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kime/batch.h"
-#include "tooling/BatchFile.h"
+#include "kime/tooling/BatchFile.h"
 
 namespace kime::tooling {
 

@@ -4,6 +4,7 @@
 #ifndef KIME_TOOLING_BATCHFILE_H
 #define KIME_TOOLING_BATCHFILE_H
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,10 @@ struct OwnedBatch {
 // the field. Consistency (cu against ids and so on) is checkBatch's job, not this one's.
 OwnedBatch readBatchFile(const std::string& path);
 OwnedBatch parseBatchJson(const std::string& text, const std::string& source);
+
+// What kime-run prints for a batch it ran: {"bucket": {"tokens", "seqs", "markers"}, "logits": [...],
+// "act": [[a, b], ...]}.
+std::string runJson(const Bucket& used, const Outputs& out);
 
 // {"logits": [...], "act": [[a, b], ...]} with every digit a double needs (17 significant).
 std::string outputsJson(const std::vector<double>& logits,

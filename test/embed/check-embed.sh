@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Build-time compilation as a user has it: installs this build into a temporary prefix, builds
+# examples/embed against it as a separate CMake project (find_package(kime) and
+# kime_add_model(... EMBED): the model compiled during that build and linked into embed-run), runs
+# a batch in every bucket of every stage with no .kime file beside the program and checks the
+# outputs against the reference within 1e-4. Then: a second build does nothing; touching the
+# weights compiles the model again, to the same bytes.
+# Usage: check-embed.sh SOURCE_DIR BUILD_DIR WORK_DIR
+set -euo pipefail
+src=$1 build=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+prefix=$work/prefix ex=$work/example
+
+echo "== cmake --install into $prefix"
+cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+for f in bin/kime-compile bin/kime-run include/kime/kime.h lib/libkime.a lib/cmake/kime/kimeConfig.cmake \
+         lib/cmake/kime/KimeAddModel.cmake lib/pkgconfig/kime.pc; do
+  [ -e "$prefix/$f" ] || { echo "FAIL: the install has no $f"; exit 1; }
+done
+ls "$prefix"/lib/libkime.so* > /dev/null
+# pkg-config finds the runtime at the prefix the install was given.
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs kime | grep -q -- "-I$prefix/lib/pkgconfig/../../include"
+
+echo "== examples/embed configured and built against the install"
+cmake -G Ninja -S "$src/examples/embed" -B "$ex" -DCMAKE_PREFIX_PATH="$prefix" > "$work/configure.log"
+cmake --build "$ex" > "$work/build-1.log"
+grep -q "kime: compiling model example_model" "$work/build-1.log" || { echo "FAIL: the model was not compiled"; exit 1; }
+artifact=$ex/kime/example_model/example_model.kime
+cp "$artifact" "$work/first.kime"
+
+echo "== embed-run, with no .kime file beside it"
+mkdir -p "$work/run" && cp "$ex/embed-run" "$work/run/"
+mv "$artifact" "$work/moved-away.kime"
+export PATH="$prefix/bin:$PATH"
+python3 "$src/test/aarch64/run_buckets.py" "$src/examples/small/buckets.json" - "$ex/small/graph.json" \
+  "$ex/small/model.safetensors" "$work/batches" -- "$work/run/embed-run"
+# The example's batch prints what kime-run prints for it.
+"$work/run/embed-run" "$src/examples/small/batch.json" > "$work/embed.json"
+kime-run "$work/moved-away.kime" "$src/examples/small/batch.json" > "$work/kime-run.json"
+cmp "$work/embed.json" "$work/kime-run.json" || { echo "FAIL: embed-run and kime-run print different outputs"; exit 1; }
+mv "$work/moved-away.kime" "$artifact"
+
+echo "== nothing touched: nothing rebuilt"
+cmake --build "$ex" > "$work/build-2.log"
+if grep -q "kime: compiling model" "$work/build-2.log" || ! grep -q "no work to do" "$work/build-2.log"; then
+  echo "FAIL: a build with nothing changed did work:"; cat "$work/build-2.log"; exit 1
+fi
+
+echo "== the weights touched: the model compiled again, to the same bytes"
+sleep 1 && touch "$ex/small/model.safetensors"
+cmake --build "$ex" > "$work/build-3.log"
+grep -q "kime: compiling model example_model" "$work/build-3.log" || { echo "FAIL: touching the weights did not recompile"; cat "$work/build-3.log"; exit 1; }
+grep -q "Linking CXX executable embed-run" "$work/build-3.log" || { echo "FAIL: embed-run was not relinked"; exit 1; }
+cmp "$artifact" "$work/first.kime" || { echo "FAIL: the recompiled artifact differs"; exit 1; }
+echo "embed: all checks passed"
