@@ -2,13 +2,18 @@
 find_package(GTest REQUIRED)
 include(GoogleTest)
 
-# kime_add_unittest(NAME SOURCES... LIBS...): a gtest binary whose tests ctest lists one by one.
+# kime_add_unittest(NAME SOURCES... LIBS... [PROPERTIES prop value...]): a gtest binary whose
+# tests ctest lists one by one, each with PROPERTIES.
 function(kime_add_unittest name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;PROPERTIES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name} PRIVATE
     KIME_TEST_DATA="${PROJECT_SOURCE_DIR}/test/data"
     KIME_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
+  if(ARG_PROPERTIES)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${ARG_PROPERTIES})
+  else()
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()

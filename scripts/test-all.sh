@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set-up, build, every fuzz target for a short budget (FUZZ_SECONDS, default 30 each; 0 leaves
-# them out), then every test (gtest and lit, through ctest, whose summary closes the output).
-# What CI runs.
+# them out), every test (gtest and lit, through ctest), then the runtime's tests and the lit suite
+# under ASan + UBSan and the runtime's tests under TSan (scripts/sanitize.sh; SANITIZE=0 leaves
+# them out). What CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -10,3 +11,4 @@ seconds=${FUZZ_SECONDS:-30}
 # the machine), so that CI does not pass or fail by the luck of a random seed.
 if [ "$seconds" != 0 ]; then FUZZ_SEED=${FUZZ_SEED:-1} scripts/fuzz.sh "$seconds"; fi
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+if [ "${SANITIZE:-1}" != 0 ]; then scripts/sanitize.sh; fi

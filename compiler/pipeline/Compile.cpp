@@ -94,7 +94,7 @@ std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightP
 // Runs every bucket of the written artifact on generated batches and compares each output with
 // the reference evaluator.
 void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& ck,
-                    const std::vector<Stage>& stages, double tolerance, std::ostream& log) {
+                    const std::vector<Stage>& stages, Tolerance tolerance, std::ostream& log) {
   auto model = Model::open(path);
   if (!model) throw CompileError("--verify: " + model.error().text());
   RefWeights w = loadRefWeights(g, ck);
@@ -131,12 +131,9 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
           << std::scientific << std::setprecision(2) << worst << std::defaultfloat << ")\n";
     }
   }
-  log << "verify: " << checked << " batches match the reference within " << tolerance << "\n";
+  log << "verify: " << checked << " batches match the reference within " << describe(tolerance) << "\n";
 }
 
-// How far --verify lets bf16 linears' outputs be from the f64 reference (absolute or relative):
-// measured on the example and bench models, whose outputs differ by up to ~1e-2.
-constexpr double kBf16Tolerance = 5e-2;
 
 // bf16 linears are an opt-in for CPUs with AVX512-BF16 dot products: the weights section is
 // shared by every code section, so no other CPU target or CUDA code can read it.
@@ -282,7 +279,7 @@ void writeChecked(const CompileOptions& o, const std::vector<Section>& sections,
   writeArtifact(tmp, sections);
   try {
     // bf16 rounds every linear's inputs and weights to 8 significant bits.
-    verifyArtifact(tmp, g, ck, stages, o.cpuPrecision == "bf16" ? kBf16Tolerance : 1e-4, log);
+    verifyArtifact(tmp, g, ck, stages, o.cpuPrecision == "bf16" ? kBf16Tolerance : kF32Tolerance, log);
   } catch (...) {
     std::remove(tmp.c_str());
     throw;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <thread>
 
 namespace kime {
@@ -262,9 +263,17 @@ class Evaluator {
 
 }  // namespace
 
-bool withinTolerance(double got, double want, double tol) {
-  double err = std::fabs(got - want);
-  return err <= tol || err <= tol * std::fabs(want);
+bool withinTolerance(double got, double want, Tolerance t) {
+  return std::fabs(got - want) <= t.abs + t.rel * std::fabs(want);
+}
+
+std::string describe(Tolerance t) {
+  std::ostringstream s;
+  if (t.abs == t.rel)
+    s << t.abs;
+  else
+    s << "abs " << t.abs << " + rel " << t.rel;
+  return s.str();
 }
 
 std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch,

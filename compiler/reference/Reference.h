@@ -35,9 +35,22 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c);
 [[nodiscard]] std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w,
                                                      const Batch& batch, RefOutputs& out);
 
-// How every check compares an output with the reference: within `tol` absolutely, or relatively
-// where the reference exceeds 1 in size.
-bool withinTolerance(double got, double want, double tol);
+// How far an output may be from the reference: |got - want| <= abs + rel * |want|. `abs` is the
+// noise floor of the arithmetic (below it no sign can be judged), far under the outputs' size, so
+// that a wrong sign or a wrong order of magnitude fails for any output larger than about `abs`.
+struct Tolerance {
+  double abs, rel;
+};
+// The f32 kernels; bf16 linears (--cpu-precision bf16: errors up to ~1.6e-2 absolute on outputs
+// of size 0.02-3.4, measured on the example and test models); TF32 tensor cores (~1e-3 measured in
+// the CUDA emulator).
+constexpr Tolerance kF32Tolerance{1e-4, 1e-4};
+constexpr Tolerance kBf16Tolerance{2e-2, 1e-2};
+constexpr Tolerance kTf32Tolerance{1e-2, 1e-2};
+
+bool withinTolerance(double got, double want, Tolerance t);
+// "0.0001" where abs and rel are equal, else "abs 0.02 + rel 0.01".
+std::string describe(Tolerance t);
 
 }  // namespace kime
 

@@ -19,6 +19,11 @@ config.substitutions.append(("%data", config.kime_test_data))
 config.substitutions.append(("%src", config.kime_src_root))
 config.substitutions.append(("%python", sys.executable))
 
+# --param sanitized=1: kime-run is built with sanitizers, which own malloc, so it cannot count
+# allocations; the tests that check warm runs allocate nothing say UNSUPPORTED: sanitized.
+if lit_config.params.get("sanitized"):
+    config.available_features.add("sanitized")
+
 # Tests of the bf16 kernels (kime-compile --cpu-precision bf16) run where the CPU has AVX512-BF16;
 # tests that run AVX-512 code only, where it has AVX-512.
 try:

@@ -77,8 +77,9 @@ TEST(CudaBackend, CapsSayCudaWithGraphs) {
   EXPECT_NE(exec->deviceDescription().find("sm_"), std::string::npos) << exec->deviceDescription();
 }
 
-// Tensor cores (TF32 inputs) within 2e-2 of the f64 reference, the exact f32 kernels within 1e-4.
-class CudaMathTest : public ::testing::TestWithParam<std::pair<const char*, double>> {};
+// Tensor cores (TF32 inputs) within kTf32Tolerance of the f64 reference, the exact f32 kernels
+// within kF32Tolerance.
+class CudaMathTest : public ::testing::TestWithParam<std::pair<const char*, Tolerance>> {};
 
 TEST_P(CudaMathTest, EveryBucketMatchesTheReferenceOnTheGpu) {
   const auto [math, tolerance] = GetParam();
@@ -105,8 +106,8 @@ TEST_P(CudaMathTest, EveryBucketMatchesTheReferenceOnTheGpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Math, CudaMathTest,
-                         ::testing::Values(std::pair<const char*, double>{"tf32", 2e-2},
-                                           std::pair<const char*, double>{"f32", 1e-4}),
+                         ::testing::Values(std::pair<const char*, Tolerance>{"tf32", kTf32Tolerance},
+                                           std::pair<const char*, Tolerance>{"f32", kF32Tolerance}),
                          [](const auto& info) { return std::string(info.param.first); });
 
 TEST(CudaBackend, AnUnknownMathIsUnsupported) {

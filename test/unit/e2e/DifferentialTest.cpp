@@ -51,9 +51,9 @@ TEST(Differential, TheArtifactAndTheReferenceAgreeOnSoundAndBrokenBatches) {
     }
     ++accepted;
     ASSERT_EQ(got.logits.size(), want.logits.size());
-    for (size_t k = 0; k < want.logits.size(); ++k) EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], 1e-4));
+    for (size_t k = 0; k < want.logits.size(); ++k) EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], kF32Tolerance));
     for (size_t s = 0; s < want.act.size(); ++s)
-      for (int c = 0; c < 2; ++c) EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], 1e-4));
+      for (int c = 0; c < 2; ++c) EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], kF32Tolerance));
   }
   EXPECT_GT(accepted, 25u);
   EXPECT_GT(refused, 15u);

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "CompiledModel.h"
+#include "TestArtifact.h"
 #include "kime/tooling/BatchGen.h"
 
 namespace kime {
@@ -14,7 +14,7 @@ namespace {
 
 // Opens the example artifact with KIME_KERNEL_LOADER set to `loader`.
 Expected<std::shared_ptr<Model>> openWith(const char* loader) {
-  const std::string& artifact = test::smallModel().artifact;  // compiled (and opened) first
+  const std::string& artifact = test::testArtifact();  // compiled (and opened) first
   setenv("KIME_KERNEL_LOADER", loader, 1);
   auto m = Model::open(artifact);
   unsetenv("KIME_KERNEL_LOADER");
@@ -37,7 +37,7 @@ TEST(KernelLoader, KimesLoaderAndDlopenGiveTheSameOutputs) {
   EXPECT_NE((*viaKime)->inspect().find("(kime loader)"), std::string::npos);
   EXPECT_NE((*viaDlopen)->inspect().find("(dlopen loader)"), std::string::npos);
   for (uint64_t seed : {1, 2}) {
-    auto b = tooling::uniformBatch(6, 20, 3, 4096, 4, seed);
+    auto b = tooling::uniformBatch(6, 20, 3, test::testModel()->vocab(), test::testModel()->types(), seed);
     Outputs a = runAll(*viaDlopen, b), k = runAll(*viaKime, b);
     ASSERT_EQ(a.logits.size(), k.logits.size());
     ASSERT_EQ(a.act.size(), k.act.size());

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "CompiledModel.h"
+#include "TestArtifact.h"
 #include "kime/kime.h"
 #include "kime/tooling/BatchGen.h"
 
@@ -22,7 +22,7 @@ struct AlignedArtifact {
   void* data = nullptr;
 
   explicit AlignedArtifact(size_t slack = 0) {
-    std::ifstream in(test::smallModel().artifact, std::ios::binary);
+    std::ifstream in(test::testArtifact(), std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
     data = std::aligned_alloc(4096, (bytes.size() + slack + 4095) / 4096 * 4096);
     std::memcpy(data, bytes.data(), bytes.size());
@@ -48,8 +48,8 @@ void expectSameBits(const Outputs& a, const Outputs& b) {
 
 TEST(OpenMemory, RunsAsTheFileDoesWithEitherLoaderAndLeavesTheBufferAlone) {
   AlignedArtifact buf;
-  auto b = tooling::uniformBatch(6, 20, 3, 4096, 4, 7);
-  const Outputs fromFile = runOn(test::smallModel().model, b);
+  auto b = tooling::uniformBatch(6, 20, 3, test::testModel()->vocab(), test::testModel()->types(), 7);
+  const Outputs fromFile = runOn(test::testModel(), b);
   for (const char* loader : {"dlopen", "kime"}) {
     SCOPED_TRACE(loader);
     setenv("KIME_KERNEL_LOADER", loader, 1);

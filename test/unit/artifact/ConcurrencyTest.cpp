@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "CompiledModel.h"
+#include "TestArtifact.h"
 #include "kime/tooling/BatchGen.h"
 
 namespace kime {
@@ -18,7 +18,7 @@ constexpr size_t kBatches = 16, kRounds = 40, kThreads = 4;
 
 std::vector<tooling::OwnedBatch> batches() {
   std::vector<tooling::OwnedBatch> out;
-  for (size_t i = 0; i < kBatches; ++i) out.push_back(tooling::uniformBatch(1 + i % 8, 3 + i % 13, 1 + i % 3, 4096, 4, 100 + i));
+  for (size_t i = 0; i < kBatches; ++i) out.push_back(tooling::uniformBatch(1 + i % 8, 3 + i % 13, 1 + i % 3, test::testModel()->vocab(), test::testModel()->types(), 100 + i));
   return out;
 }
 
@@ -29,7 +29,7 @@ bool same(const Outputs& a, const Outputs& b) {
 }
 
 std::unique_ptr<Executor> serve(size_t threads) {
-  auto e = Executor::create(test::smallModel().model, "serve", {threads});
+  auto e = Executor::create(test::testModel(), "serve", {threads});
   if (!e) throw std::runtime_error(e.error().text());
   return std::move(*e);
 }

@@ -1,0 +1,31 @@
+#include "TestArtifact.h"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <sys/stat.h>
+
+namespace kime::test {
+
+const std::string& testArtifact() {
+  static const std::string path = [] {
+    const char* p = std::getenv("KIME_TEST_ARTIFACT");
+    struct stat st {};
+    if (!p || !*p || stat(p, &st) != 0)
+      throw std::runtime_error(std::string("KIME_TEST_ARTIFACT names no artifact (") + (p ? p : "unset") +
+                               "): ctest's make-test-artifact writes build/test-artifacts/runtime/small.kime");
+    return std::string(p);
+  }();
+  return path;
+}
+
+std::shared_ptr<Model> testModel() {
+  static std::shared_ptr<Model> model;
+  if (!model) {
+    auto m = Model::open(testArtifact());
+    if (!m) throw std::runtime_error(m.error().text());
+    model = *m;
+  }
+  return model;
+}
+
+}  // namespace kime::test

@@ -1,0 +1,21 @@
+// The compiled example model these tests run, named by KIME_TEST_ARTIFACT (ctest's
+// make-test-artifact writes it with the normal build's tools). The tests here need nothing but
+// the runtime: a runtime-only build, sanitized (scripts/sanitize.sh), runs them too.
+#ifndef KIME_TEST_TESTARTIFACT_H
+#define KIME_TEST_TESTARTIFACT_H
+
+#include <memory>
+#include <string>
+
+#include "kime/runtime.h"
+
+namespace kime::test {
+
+// The artifact's path; throws (failing the test, naming the variable) where none is set.
+const std::string& testArtifact();
+// It opened once (the default loader and CPU target), shared by the tests.
+std::shared_ptr<Model> testModel();
+
+}  // namespace kime::test
+
+#endif  // KIME_TEST_TESTARTIFACT_H
