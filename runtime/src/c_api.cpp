@@ -145,6 +145,24 @@ kime_status kime_executor_bucket(const kime_executor* executor, size_t index, ki
   return ok(error);
 }
 
+kime_status kime_executor_stats(const kime_executor* executor, kime_stats* out_stats, kime_error* error) {
+  if (out_stats) std::memset(out_stats, 0, sizeof *out_stats);
+  if (!executor || !out_stats) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_stats: executor and out_stats are required");
+  *out_stats = executor->exec->stats();
+  return ok(error);
+}
+
+kime_status kime_executor_bucket_stats(const kime_executor* executor, size_t index, kime_bucket_stats* out_stats,
+                                       kime_error* error) {
+  if (out_stats) std::memset(out_stats, 0, sizeof *out_stats);
+  if (!executor || !out_stats)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_bucket_stats: executor and out_stats are required");
+  std::optional<kime_bucket_stats> b = executor->exec->bucketStats(index);
+  if (!b) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_bucket_stats: index past the stage's buckets");
+  *out_stats = *b;
+  return ok(error);
+}
+
 kime_status kime_executor_prepare(kime_executor* executor, size_t index, kime_error* error) {
   if (!executor) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_prepare: executor is required");
   try {

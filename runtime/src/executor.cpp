@@ -8,6 +8,7 @@
 
 #include "cuda_backend.h"
 #include "model_impl.h"
+#include "shape_stats.h"
 #include "spin_pool.h"
 
 namespace kime {
@@ -158,6 +159,7 @@ struct ExecutorImpl {
   std::vector<std::unique_ptr<Prepared>> plans;  // by bucket index within the stage
   std::shared_ptr<CudaModel> cuda;               // set when the executor runs on the GPU
   std::vector<CudaPlanPtr> cudaPlans;            // by bucket index; destroyed before `cuda`
+  std::unique_ptr<ShapeStats> stats;             // sized at creation; counting allocates nothing
 
   ModelImpl& m() { return model->impl(); }
 
@@ -290,6 +292,9 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> mode
   }
   impl->threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   impl->plans.resize(impl->stage->buckets.size());
+  std::vector<Bucket> buckets;
+  for (size_t b : impl->stage->buckets) buckets.push_back(m.buckets[b].bucket);
+  impl->stats = std::make_unique<ShapeStats>(buckets);
   if (options.device == "cpu") {
     SpinPool::instance().reserve(impl->threads);  // the CPU kernels' workers
   } else if (options.device == "cuda") {
@@ -318,14 +323,20 @@ std::vector<Bucket> Executor::warm() const {
 
 std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* used) {
   ModelImpl& m = impl_->m();
-  if (auto err = checkBatch(batch, m.vocab, m.types, m.maxSeqLen)) return err;
+  if (auto err = checkBatch(batch, m.vocab, m.types, m.maxSeqLen)) {
+    impl_->stats->refusedBatch();
+    return err;
+  }
   const size_t t = batch.tokens(), s = batch.seqs(), k = batch.markerCount();
   const std::vector<size_t>& list = impl_->stage->buckets;
   for (size_t i = 0; i < list.size(); ++i) {
     if (!m.buckets[list[i]].bucket.holds(t, s, k)) continue;
     if (used) *used = m.buckets[list[i]].bucket;
-    return impl_->runIn(i, batch, out);
+    auto err = impl_->runIn(i, batch, out);
+    if (!err) impl_->stats->ran(i, t, s, k);
+    return err;
   }
+  impl_->stats->missed(t, s, k);
   // Buckets of a stage are not ordered by size in every dimension; report the largest of each.
   Bucket largest;
   for (size_t b : list) {
@@ -334,6 +345,13 @@ std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* use
                std::max(largest.markers, x.markers)};
   }
   return Error::noBucket(impl_->stage->name, t, s, k, largest);
+}
+
+kime_stats Executor::stats() const { return impl_->stats->totals(); }
+
+std::optional<kime_bucket_stats> Executor::bucketStats(size_t index) const {
+  if (index >= impl_->stats->bucketCount()) return std::nullopt;
+  return impl_->stats->bucket(index);
 }
 
 std::optional<Error> Executor::runInBucket(size_t index, const Batch& batch, Outputs& out) {

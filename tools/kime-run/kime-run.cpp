@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common/AllocCounter.h"
+#include "RunBatches.h"
 #include "common/Args.h"
 #include "kime/tooling/BatchFile.h"
 #include "kime/tooling/BatchGen.h"
@@ -20,8 +21,12 @@ namespace {
 using kime::tools::Args;
 
 const char* kUsage =
-    "usage: kime-run MODEL.kime BATCH.json [--stage S] [--threads N] [--device cpu|cuda [--cuda-math tf32|f32]]\n"
-    "                                   run; outputs as JSON\n"
+    "usage: kime-run MODEL.kime BATCH.json... [--stage S] [--threads N] [--device cpu|cuda [--cuda-math tf32|f32]]\n"
+    "                                   run each; its outputs as a JSON line\n"
+    "       kime-run MODEL.kime BATCH.json... --stats [--json]\n"
+    "                                   run them; then per bucket the batches and their fill, and the sizes no\n"
+    "                                   bucket held (--json: each batch's size as a JSON line for kime-buckets,\n"
+    "                                   the table on stderr)\n"
     "       (with any of them: --cpu-target NAME   that CPU code of the artifact, e.g. x86-64-avx2, not the best)\n"
     "       kime-run MODEL.kime --inspect                             stages, buckets, kernels, sections\n"
     "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--device cpu|cuda] [--runs N] [--profile]\n"
@@ -51,15 +56,8 @@ std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const A
 int runBatch(const Args& args) {
   auto model = openModel(args.positional[0], args);
   auto exec = executor(model, args);
-  kime::tooling::OwnedBatch b = kime::tooling::readBatchFile(args.positional[1]);
-  kime::Outputs out;
-  kime::Bucket used;
-  if (auto err = exec->run(b.view(), out, &used)) {
-    std::cerr << "kime-run: " << args.positional[1] << ": " << err->text() << "\n";
-    return 1;
-  }
-  std::cout << kime::tooling::runJson(used, out) << "\n";
-  return 0;
+  const std::vector<std::string> files(args.positional.begin() + 1, args.positional.end());
+  return kime::tools::runBatches(*exec, files, args.has("--stats"), args.has("--json"));
 }
 
 int bench(const Args& args) {
@@ -120,7 +118,7 @@ int bench(const Args& args) {
 int main(int argc, char** argv) {
   try {
     Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device", "--cuda-math", "--cpu-target"},
-                            {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help"});
+                            {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help", "--stats", "--json"});
     if (args.has("--help")) {
       std::cout << kUsage;
       return 0;
@@ -131,7 +129,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (args.has("--bench") && args.positional.size() == 1) return bench(args);
-    if (args.positional.size() == 2) return runBatch(args);
+    if (args.positional.size() >= 2) return runBatch(args);
     std::cerr << kUsage;
     return 2;
   } catch (const std::exception& e) {

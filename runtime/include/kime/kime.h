@@ -119,6 +119,34 @@ KIME_MUST_USE kime_status kime_executor_bucket(const kime_executor* executor, si
 /* Builds bucket `index`'s plan now (idempotent). */
 KIME_MUST_USE kime_status kime_executor_prepare(kime_executor* executor, size_t index, kime_error* error);
 
+/* Shape statistics: what an executor has run since it was made, counted in fixed arrays (a run
+ * allocates nothing for them). Fill is a batch's count over its bucket's bound, per kind
+ * (KIME_FILL_TOKENS, _SEQS, _MARKERS); bin i of KIME_STATS_BINS holds fills in (i/BINS, (i+1)/BINS]
+ * (an empty count falls in bin 0). Feed them to kime-buckets with kime-run --stats --json. */
+#define KIME_STATS_BINS 10
+#define KIME_STATS_MISSES 32
+enum { KIME_FILL_TOKENS = 0, KIME_FILL_SEQS = 1, KIME_FILL_MARKERS = 2 };
+
+typedef struct kime_bucket_stats {
+  kime_bucket bucket;
+  uint64_t batches;                    /* run in this bucket */
+  uint64_t fill[3][KIME_STATS_BINS];   /* per kind, batches by fill */
+  uint64_t total[3];                   /* per kind, the counts summed (mean fill: total / batches / bound) */
+} kime_bucket_stats;
+
+typedef struct kime_stats {
+  uint64_t batches;        /* run in some bucket */
+  uint64_t bad_batches;    /* refused with KIME_BAD_BATCH */
+  uint64_t no_bucket;      /* refused with KIME_NO_BUCKET */
+  uint32_t no_bucket_kept; /* the sizes of the latest of those, oldest first, at most KIME_STATS_MISSES */
+  kime_bucket no_bucket_sizes[KIME_STATS_MISSES];
+} kime_stats;
+
+/* The executor's totals, and bucket `index`'s counts (index < kime_executor_bucket_count). */
+KIME_MUST_USE kime_status kime_executor_stats(const kime_executor* executor, kime_stats* out_stats, kime_error* error);
+KIME_MUST_USE kime_status kime_executor_bucket_stats(const kime_executor* executor, size_t index,
+                                                     kime_bucket_stats* out_stats, kime_error* error);
+
 /* Runs a batch: `logits` gets one value per marker (capacity `logits_cap`), `act` two per
  * sequence (capacity `act_cap` floats). `out_bucket` (may be NULL) gets the bucket used. Once the
  * bucket is prepared, this allocates nothing. */

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kime/batch.h"
+#include "kime/kime.h"
 
 namespace kime {
 
@@ -125,6 +126,12 @@ class Executor {
   // checking every bucket with the same edge cases (kime-compile --verify). NoBucket when that
   // bucket does not hold it.
   [[nodiscard]] std::optional<Error> runInBucket(size_t index, const Batch& batch, Outputs& out);
+  // Shape statistics of run() since the executor was made (kime.h's kime_stats: batches run,
+  // refused, and the sizes of the latest no bucket held), and per bucket of the stage its
+  // batches and their fill (nothing past the stage's buckets). Neither counting nor reading them
+  // allocates.
+  kime_stats stats() const;
+  std::optional<kime_bucket_stats> bucketStats(size_t index) const;
   Caps caps() const;
   // Where it runs, for people: "cpu x86-64-avx512, 2 threads" or "cuda NVIDIA H200 (sm_90 PTX)".
   std::string deviceDescription() const;

@@ -33,6 +33,26 @@ TEST(ZeroAlloc, WarmRunsOfEveryBucketAllocateNothing) {
   EXPECT_EQ(buckets, 3u);
 }
 
+// The executor's shape statistics count every warm run, and counting and reading them allocate
+// nothing.
+TEST(ZeroAlloc, ShapeStatisticsCountWithoutAllocating) {
+  const auto& cm = test::smallModel();
+  auto exec = Executor::create(cm.model, "serve", {2});
+  ASSERT_TRUE(exec) << exec.error().text();
+  const auto batches = tooling::bucketBatches(cm.model->buckets("serve")[1], cm.model->vocab(), cm.model->types(), 0, 5);
+  Outputs out;
+  for (const auto& b : batches) ASSERT_FALSE((*exec)->run(b.batch.view(), out));
+  const uint64_t ranBefore = (*exec)->stats().batches;
+  uint64_t before = tools::allocCount(), inBuckets = 0;
+  for (int r = 0; r < 3; ++r)
+    for (const auto& b : batches) ASSERT_FALSE((*exec)->run(b.batch.view(), out));
+  const kime_stats t = (*exec)->stats();
+  for (size_t i = 0; auto b = (*exec)->bucketStats(i); ++i) inBuckets += b->batches;
+  EXPECT_EQ(tools::allocCount() - before, 0u);
+  EXPECT_EQ(t.batches - ranBefore, 3 * batches.size());
+  EXPECT_EQ(inBuckets, t.batches);
+}
+
 // The counter itself works: a run that must prepare a bucket does allocate.
 TEST(ZeroAlloc, TheCounterSeesAPreparation) {
   const auto& cm = test::smallModel();
