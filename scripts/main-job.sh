@@ -10,11 +10,13 @@ BIN=build/bin
   $BIN/kime-graph $EX/config.json --name kime_small -o $EX/graph.json \
     --random-weights $EX/model.safetensors --seed 1
 echo "graph: $EX/graph.json ($(grep -c '"op"' $EX/graph.json) nodes), weights: $EX/model.safetensors"
-# Compile every bucket of the example bucket file (checked against the reference), then run the
-# bundled batch on the artifact and show the reference's outputs beside it.
+# Compile every bucket of the example bucket file (checked against the reference; a self-test of
+# six batches and their reference outputs inside), then run the self-test and the bundled batch
+# on the artifact and show the reference's outputs beside it.
 $BIN/kime-compile $EX/graph.json --weights $EX/model.safetensors --buckets $EX/buckets.json \
-  -o $EX/model.kime --verify -j "$(nproc)"
+  -o $EX/model.kime --verify --selftest 6 -j "$(nproc)"
 $BIN/kime-run $EX/model.kime --inspect
+$BIN/kime-run $EX/model.kime --selftest
 echo "outputs of $EX/batch.json (kime-run, f32):"
 $BIN/kime-run $EX/model.kime $EX/batch.json
 echo "reference (f64):"

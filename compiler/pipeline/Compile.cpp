@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Lowering.h"
+#include "Selftest.h"
 #include "artifact/ArtifactWriter.h"
 #include "buckets/Buckets.h"
 #include "codegen/cpu/CpuCodegen.h"
@@ -307,6 +308,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   std::vector<Stage> stages = readBucketsFile(o.buckets);
   for (const std::string& t : o.targets) cpu::halideTarget(t);  // refuses unknown ones early
   checkPrecision(o);
+  if (o.selftest) checkSelftestCount(stages, o.selftest);
   for (const std::string& m : o.cudaMath) cuda::parseMath(m);
   if (o.emit == Emit::None && o.targets.empty()) throw CompileError("no --target given");
   if (o.emit == Emit::None && o.output.empty()) throw CompileError("no output file given (-o)");
@@ -316,6 +318,12 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   if (o.emit != Emit::None) return emitText(o, m, weights, out);
   std::vector<Section> sections = {manifestSection(o, g, m, weights), {KIME_SECTION_WEIGHTS_CPU, weights.sectionBytes()}};
   codegen(o, m, sections, log);
+  if (o.selftest) {
+    auto t0 = std::chrono::steady_clock::now();
+    sections.push_back(selftestSection(g, *ck, stages, o.selftest, o.cpuPrecision == "bf16" ? kBf16Tolerance : kF32Tolerance));
+    log << "selftest: " << o.selftest << " batches and their reference outputs, " << std::fixed << std::setprecision(2)
+        << seconds(t0) << " s" << std::defaultfloat << "\n";
+  }
   writeChecked(o, sections, g, *ck, stages, log);
   log << "wrote " << o.output << " in " << std::fixed << std::setprecision(2) << seconds(start) << " s"
       << std::defaultfloat << "\n";

@@ -27,6 +27,7 @@ struct CompileOptions {
   // AVX512-BF16 dot products; needs the target x86-64-avx512bf16 alone and no CUDA code
   std::string cpuPrecision = "f32";
   int jobs = 1;
+  size_t selftest = 0;  // batches in the self-test section (0: no section)
 };
 
 // Compiles, or prints the stage `emit` asks for to `out`. Progress goes to `log`. Throws

@@ -51,6 +51,15 @@ bool modelOptions(const kime_model_options* options, kime::ModelOptions& o) {
   return true;
 }
 
+// The C executor options as C++ ones (NULL: the defaults); struct_size checked by the caller.
+kime::ExecutorOptions executorOptions(const kime_executor_options* options) {
+  kime::ExecutorOptions o;
+  o.threads = options ? options->threads : 0;
+  if (options && options->device) o.device = options->device;
+  if (options && options->cuda_math) o.cudaMath = options->cuda_math;
+  return o;
+}
+
 // Runs `open` (Model::open or openMemory) and hands its model out as a handle.
 template <typename Open>
 kime_status opened(Open open, kime_model** out_model, kime_error* error) {
@@ -116,14 +125,34 @@ kime_status kime_executor_create(kime_model* model, const kime_executor_options*
     std::string stage;
     if (options && options->stage) stage = options->stage;
     if (stage.empty()) stage = model->model->defaultStage();
-    kime::ExecutorOptions o;
-    o.threads = options ? options->threads : 0;
-    if (options && options->device) o.device = options->device;
-    if (options && options->cuda_math) o.cudaMath = options->cuda_math;
-    auto e = kime::Executor::create(model->model, stage, o);
+    auto e = kime::Executor::create(model->model, stage, executorOptions(options));
     if (!e) return fail(error, e.error());
     *out_executor = new kime_executor{std::move(*e), model->model, {}};
     return ok(error);
+  } catch (const std::exception& e) {
+    return fail(error, KIME_DEVICE, e.what());
+  }
+}
+
+kime_status kime_model_selftest(kime_model* model, const kime_executor_options* options, char* report,
+                                size_t report_cap, kime_error* error) {
+  if (report && report_cap) report[0] = '\0';
+  if (!model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_selftest: model is required");
+  if (options && options->struct_size != sizeof *options)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_model_selftest: options were not made by kime_executor_options_init");
+  try {
+    auto r = kime::runSelftest(model->model, executorOptions(options));
+    if (!r) return fail(error, r.error());
+    const std::string text = r->text();
+    if (report && report_cap) {
+      std::strncpy(report, text.c_str(), report_cap - 1);
+      report[report_cap - 1] = '\0';
+    }
+    if (r->passed()) return ok(error);
+    for (const kime::SelftestBucket& b : r->buckets)
+      if (!b.failure.empty())
+        return fail(error, KIME_DEVICE, ("selftest failed: stage " + b.stage + " bucket " + kime::describe(b.bucket) + ": " + b.failure).c_str());
+    return fail(error, KIME_DEVICE, "selftest failed: no batch ran");
   } catch (const std::exception& e) {
     return fail(error, KIME_DEVICE, e.what());
   }

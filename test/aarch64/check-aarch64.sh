@@ -40,7 +40,7 @@ echo "== the example model, arm-64 and x86-64 code in one artifact"
 ex="$src/examples/small"
 kime-graph "$ex/config.json" --name small -o "$work/small.json" --random-weights "$work/small.safetensors" --seed 1
 kime-compile "$work/small.json" --weights "$work/small.safetensors" --buckets "$ex/buckets.json" \
-  --target arm-64,x86-64-avx2 -o "$work/small.kime" -j 2 2> "$work/compile.log"
+  --target arm-64,x86-64-avx2 --selftest 3 -o "$work/small.kime" -j 2 2> "$work/compile.log"
 "${run[@]}" "$work/small.kime" --inspect | tee "$work/inspect.txt" | grep -E "code\.cpu|cpu code loaded"
 grep -q "cpu code loaded: arm-64" "$work/inspect.txt"
 kime-run "$work/small.kime" --inspect | grep -q "cpu code loaded: x86-64-avx2"
@@ -51,6 +51,11 @@ echo "== the same, with the static kime-run (kime's own loader)"
 "${run_static[@]}" "$work/small.kime" --inspect | grep -q "cpu code loaded: arm-64 (kime loader)"
 python3 "$src/test/aarch64/run_buckets.py" "$ex/buckets.json" "$work/small.kime" "$work/small.json" \
   "$work/small.safetensors" "$work/batches-static" -- "${run_static[@]}"
+
+echo "== the artifact's self-test on the static AArch64 runtime (one batch at the bounds of each bucket)"
+"${run_static[@]}" "$work/small.kime" --selftest --threads 2 | tee "$work/selftest.txt"
+grep -q "selftest on cpu arm-64" "$work/selftest.txt"
+grep -q "selftest: passed (3 buckets)" "$work/selftest.txt"
 
 echo "== an artifact without arm-64 code is refused"
 kime-compile "$work/small.json" --weights "$work/small.safetensors" --buckets "$ex/buckets.json" \

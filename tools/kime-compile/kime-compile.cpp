@@ -31,6 +31,8 @@ static cl::opt<bool> noPruneRows("no-prune-rows", cl::desc("compute the last lay
 static cl::opt<std::string> cpuPrecision("cpu-precision", cl::desc("the CPU linears' arithmetic: f32 (default), or bf16 (opt-in: weights in bf16 and inputs rounded to bf16 for AVX512-BF16 dot products, f32 sums; target x86-64-avx512bf16, no CUDA code)"),
                                          cl::value_desc("f32|bf16"), cl::init("f32"));
 static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
+static cl::opt<unsigned> selftest("selftest", cl::desc("store N batches drawn across every bucket (edge cases first) and the f64 reference's outputs in the artifact, for kime-run --selftest on the device"),
+                                   cl::value_desc("N"), cl::init(0));
 static cl::opt<std::string> embed("embed", cl::desc("also write NAME.h and NAME.c beside the artifact: C sources that link it into a program (kime_model_open_NAME, constants for its stages and buckets)"),
                                   cl::value_desc("NAME"));
 
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
   o.verify = verify;
   o.pruneRows = !noPruneRows;
   o.jobs = jobs;
+  o.selftest = selftest;
   try {
     o.emit = kime::parseEmit(emit);
     if (!embed.empty() && o.emit != kime::Emit::None) throw std::runtime_error("--embed writes C sources for an artifact, not with --emit");

@@ -32,6 +32,9 @@ const char* kUsage =
     "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--device cpu|cuda] [--runs N] [--profile]\n"
     "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations;\n"
     "                                   --profile adds the time per kernel class, --profile-kernels per kernel (cpu)\n"
+    "       kime-run MODEL.kime --selftest [--threads N] [--device cpu|cuda [--cuda-math tf32|f32]]\n"
+    "                                   the artifact's self-test (kime-compile --selftest N) on this machine:\n"
+    "                                   per bucket the largest difference from the reference; exit 1 on a failure\n"
     "       kime-run --reference GRAPH.json MODEL.safetensors BATCH.json   f64 reference outputs\n";
 
 std::shared_ptr<kime::Model> openModel(const std::string& path, const Args& args) {
@@ -51,6 +54,18 @@ std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const A
   auto e = kime::Executor::create(m, stage, o);
   if (!e) throw std::runtime_error(e.error().text());
   return std::move(*e);
+}
+
+int selftest(const Args& args) {
+  auto model = openModel(args.positional[0], args);
+  kime::ExecutorOptions o;
+  o.threads = args.has("--threads") ? std::stoul(args.get("--threads")) : 0;
+  o.device = args.get("--device", "cpu");
+  o.cudaMath = args.get("--cuda-math", "tf32");
+  auto report = kime::runSelftest(model, o);
+  if (!report) throw std::runtime_error(report.error().text());
+  std::cout << report->text();
+  return report->passed() ? 0 : 1;
 }
 
 int runBatch(const Args& args) {
@@ -118,7 +133,7 @@ int bench(const Args& args) {
 int main(int argc, char** argv) {
   try {
     Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device", "--cuda-math", "--cpu-target"},
-                            {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help", "--stats", "--json"});
+                            {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help", "--stats", "--json", "--selftest"});
     if (args.has("--help")) {
       std::cout << kUsage;
       return 0;
@@ -129,6 +144,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (args.has("--bench") && args.positional.size() == 1) return bench(args);
+    if (args.has("--selftest") && args.positional.size() == 1) return selftest(args);
     if (args.positional.size() >= 2) return runBatch(args);
     std::cerr << kUsage;
     return 2;

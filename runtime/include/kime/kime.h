@@ -147,6 +147,15 @@ KIME_MUST_USE kime_status kime_executor_stats(const kime_executor* executor, kim
 KIME_MUST_USE kime_status kime_executor_bucket_stats(const kime_executor* executor, size_t index,
                                                      kime_bucket_stats* out_stats, kime_error* error);
 
+/* Runs the artifact's self-test (kime-compile --selftest N): its batches, each in its own stage
+ * and bucket, on an executor made with `options` (may be NULL: the CPU), against the f64
+ * reference's outputs stored with them. `report` (may be NULL) gets a line per bucket (largest
+ * difference and tolerance) and the verdict, cut to `report_cap` bytes with a NUL. KIME_OK when
+ * every bucket passed; KIME_DEVICE when one did not (the message names the first); KIME_UNSUPPORTED
+ * when the artifact has no such section. */
+KIME_MUST_USE kime_status kime_model_selftest(kime_model* model, const kime_executor_options* options, char* report,
+                                              size_t report_cap, kime_error* error);
+
 /* Runs a batch: `logits` gets one value per marker (capacity `logits_cap`), `act` two per
  * sequence (capacity `act_cap` floats). `out_bucket` (may be NULL) gets the bucket used. Once the
  * bucket is prepared, this allocates nothing. */

@@ -30,6 +30,9 @@ extern "C" {
 #define KIME_SECTION_WEIGHTS_CPU "weights.cpu"
 #define KIME_SECTION_CPU_CODE "code.cpu."
 #define KIME_SECTION_PTX_CODE "code.ptx."
+/* Optional (kime-compile --selftest N): batches and the f64 reference's outputs, JSON; read only
+ * by kime_model_selftest. */
+#define KIME_SECTION_SELFTEST "selftest"
 
 /* The kernel classes, as kime-fuse makes them. */
 typedef enum kime_kernel_class {

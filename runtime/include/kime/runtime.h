@@ -152,6 +152,31 @@ class Executor {
   std::unique_ptr<ExecutorImpl> impl_;
 };
 
+// The artifact's self-test (kime-compile --selftest N) run on this machine: per bucket, its
+// batches, the largest difference from the f64 reference's outputs stored with them, and the
+// tolerance of the arithmetic that ran (CPU f32 or bf16, CUDA tf32 or f32).
+struct SelftestBucket {
+  std::string stage;
+  Bucket bucket;
+  size_t batches = 0;
+  double maxDiff = 0;       // largest |got - want|
+  double abs = 0, rel = 0;  // passes where |got - want| <= abs + rel * |want| for every value
+  std::string failure;      // empty when it passed; else the first value (or error) that did not
+};
+
+struct SelftestReport {
+  std::string device;  // Executor::deviceDescription()
+  std::vector<SelftestBucket> buckets;
+  bool passed() const;
+  // A line per bucket, then the verdict.
+  std::string text() const;
+};
+
+// Runs the self-test section's batches, each in its own stage and bucket, on an executor made
+// with `options`. Unsupported when the artifact has no such section or it is malformed; a bucket
+// whose outputs are off, or whose run fails, is a failure in the report, not an error.
+Expected<SelftestReport> runSelftest(std::shared_ptr<Model> model, const ExecutorOptions& options = {});
+
 // Owned storage for a Batch, reused from one batch to the next (the seed's BatchBuf): once it
 // has grown, building a batch does not allocate.
 class BatchBuf {

@@ -1,0 +1,75 @@
+#include "pipeline/Selftest.h"
+
+#include <nlohmann/json.hpp>
+
+#include "kime/plan.h"
+#include "kime/tooling/BatchGen.h"
+#include "support/Diagnostic.h"
+
+namespace kime {
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+OJson batchJson(const tooling::OwnedBatch& b) {
+  return {{"ids", b.ids}, {"cu", b.cu}, {"markers", b.markers}, {"mcu", b.mcu}, {"qtype", b.qtype}};
+}
+
+OJson toleranceJson(Tolerance t) { return OJson::array({t.abs, t.rel}); }
+
+struct Drawn {
+  std::string stage;
+  size_t bucket;
+  tooling::NamedBatch batch;
+};
+
+// Round robin over the buckets, each bucket's batches in bucketBatches' order (its edge cases).
+std::vector<Drawn> draw(const Graph& g, const std::vector<Stage>& stages, size_t count) {
+  std::vector<std::pair<Drawn, std::vector<tooling::NamedBatch>>> pools;
+  for (const Stage& st : stages)
+    for (size_t i = 0; i < st.buckets.size(); ++i)
+      pools.push_back({{st.name, i, {}},
+                       tooling::bucketBatches(st.buckets[i], size_t(g.vocab), size_t(g.types), learnedPositions(g),
+                                              31 + pools.size())});
+  checkSelftestCount(stages, count);
+  std::vector<Drawn> out;
+  for (size_t round = 0; out.size() < count; ++round) {
+    size_t before = out.size();
+    for (auto& [where, pool] : pools)
+      if (round < pool.size() && out.size() < count) out.push_back({where.stage, where.bucket, pool[round]});
+    if (out.size() == before) break;  // every pool spent
+  }
+  return out;
+}
+
+}  // namespace
+
+void checkSelftestCount(const std::vector<Stage>& stages, size_t count) {
+  size_t buckets = 0;
+  for (const Stage& st : stages) buckets += st.buckets.size();
+  if (count < buckets)
+    throw CompileError("--selftest " + std::to_string(count) + ": the model has " + std::to_string(buckets) +
+                       " buckets, and each needs a batch; ask for at least that many");
+}
+
+Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
+                        Tolerance cpu) {
+  const RefWeights w = loadRefWeights(g, ck);
+  OJson cases = OJson::array();
+  for (const Drawn& d : draw(g, stages, count)) {
+    RefOutputs want;
+    if (auto err = evaluateReference(g, w, d.batch.batch.view(), want))
+      throw CompileError("--selftest: reference: " + err->text());
+    OJson act = OJson::array();
+    for (const auto& a : want.act) act.push_back({a[0], a[1]});
+    cases.push_back({{"stage", d.stage}, {"bucket", d.bucket}, {"name", d.batch.name},
+                     {"batch", batchJson(d.batch.batch)}, {"logits", want.logits}, {"act", act}});
+  }
+  OJson section = {{"tolerance", {{"cpu", toleranceJson(cpu)}, {"tf32", toleranceJson(kTf32Tolerance)},
+                                  {"f32", toleranceJson(kF32Tolerance)}}},
+                   {"cases", cases}};
+  return {KIME_SECTION_SELFTEST, section.dump()};
+}
+
+}  // namespace kime

@@ -1,0 +1,28 @@
+// kime-compile --selftest N: the artifact's self-test section (KIME_SECTION_SELFTEST, JSON):
+// N batches drawn across every bucket of every stage (each bucket's edge cases first: its exact
+// bounds, ragged with an empty sequence, one long sequence, the empty batch), each with the f64
+// reference's outputs, and the tolerance per arithmetic that the runtime's selftest holds the
+// outputs to (runtime/src/selftest.cpp reads it).
+#ifndef KIME_PIPELINE_SELFTEST_H
+#define KIME_PIPELINE_SELFTEST_H
+
+#include <string>
+#include <vector>
+
+#include "artifact/ArtifactWriter.h"
+#include "buckets/Buckets.h"
+#include "checkpoint/Safetensors.h"
+#include "graph/Graph.h"
+#include "reference/Reference.h"
+
+namespace kime {
+
+// Throws CompileError when `count` is smaller than the number of buckets (each must be checked).
+void checkSelftestCount(const std::vector<Stage>& stages, size_t count);
+// `cpu`: the tolerance of the artifact's CPU code (f32, or bf16 linears).
+Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
+                        Tolerance cpu);
+
+}  // namespace kime
+
+#endif  // KIME_PIPELINE_SELFTEST_H

@@ -1,0 +1,142 @@
+// The artifact's self-test section (KIME_SECTION_SELFTEST, written by kime-compile --selftest):
+// read only here, on request, never when a model is opened.
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "model_impl.h"
+
+namespace kime {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct Case {
+  std::string stage, name;
+  size_t bucket = 0;
+  std::vector<uint32_t> ids, cu, markers, mcu;
+  std::vector<uint8_t> qtype;
+  std::vector<double> logits;
+  std::vector<std::array<double, 2>> act;
+};
+
+struct Section {
+  Json tolerance;
+  std::vector<Case> cases;
+};
+
+Section readSection(const ModelImpl& m) {
+  const SectionInfo* s = m.section(KIME_SECTION_SELFTEST);
+  const Json j = Json::parse(reinterpret_cast<const char*>(m.map + s->offset),
+                             reinterpret_cast<const char*>(m.map + s->offset + s->size));
+  Section out{j.at("tolerance"), {}};
+  for (const Json& c : j.at("cases")) {
+    const Json& b = c.at("batch");
+    Case k{c.at("stage").get<std::string>(), c.at("name").get<std::string>(), c.at("bucket").get<size_t>(),
+           b.at("ids").get<std::vector<uint32_t>>(), b.at("cu").get<std::vector<uint32_t>>(),
+           b.at("markers").get<std::vector<uint32_t>>(), b.at("mcu").get<std::vector<uint32_t>>(),
+           b.at("qtype").get<std::vector<uint8_t>>(), c.at("logits").get<std::vector<double>>(),
+           c.at("act").get<std::vector<std::array<double, 2>>>()};
+    bool known = false;
+    for (const StageInfo& st : m.stages) known = known || st.name == k.stage;
+    if (!known) throw std::runtime_error("a case names stage \"" + k.stage + "\", which the model lacks");
+    out.cases.push_back(std::move(k));
+  }
+  return out;
+}
+
+// Compares one case's outputs; the first value out of tolerance goes to `b.failure`.
+void compare(const Case& c, const Outputs& got, SelftestBucket& b) {
+  auto check = [&](double x, double want, const std::string& what) {
+    const double d = std::fabs(x - want);
+    b.maxDiff = std::max(b.maxDiff, d);
+    if (!(d <= b.abs + b.rel * std::fabs(want)) && b.failure.empty()) {
+      char text[160];
+      std::snprintf(text, sizeof text, "batch \"%s\": %s is %.9g but the reference says %.9g", c.name.c_str(),
+                    what.c_str(), x, want);
+      b.failure = text;
+    }
+  };
+  if (got.logits.size() != c.logits.size() || got.act.size() != c.act.size()) {
+    if (b.failure.empty()) b.failure = "batch \"" + c.name + "\": outputs of the wrong size";
+    return;
+  }
+  for (size_t i = 0; i < c.logits.size(); ++i) check(got.logits[i], c.logits[i], "logit " + std::to_string(i));
+  for (size_t s = 0; s < c.act.size(); ++s)
+    for (int k = 0; k < 2; ++k) check(got.act[s][k], c.act[s][k], "act " + std::to_string(s) + "." + std::to_string(k));
+}
+
+// Runs every case of stage `stage` on one executor, into report buckets (found or added).
+std::optional<Error> runStage(std::shared_ptr<Model> model, const ExecutorOptions& options, const Section& sec,
+                              const std::string& stage, std::array<double, 2> tol, SelftestReport& report) {
+  auto exec = Executor::create(model, stage, options);
+  if (!exec) return exec.error();
+  report.device = (*exec)->deviceDescription();
+  const std::vector<Bucket> buckets = model->buckets(stage);
+  Outputs out;
+  for (const Case& c : sec.cases) {
+    if (c.stage != stage) continue;
+    if (c.bucket >= buckets.size())
+      return Error::unsupported("bad self-test section: stage " + stage + " has no bucket " + std::to_string(c.bucket));
+    SelftestBucket* b = nullptr;
+    for (SelftestBucket& x : report.buckets)
+      if (x.stage == stage && x.bucket == buckets[c.bucket]) b = &x;
+    if (!b) {
+      report.buckets.push_back({stage, buckets[c.bucket], 0, 0, tol[0], tol[1], ""});
+      b = &report.buckets.back();
+    }
+    ++b->batches;
+    const Batch batch{c.ids, c.cu, c.markers, c.mcu, c.qtype};
+    if (auto err = (*exec)->runInBucket(c.bucket, batch, out)) {
+      if (b->failure.empty()) b->failure = "batch \"" + c.name + "\": " + err->text();
+      continue;
+    }
+    compare(c, out, *b);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool SelftestReport::passed() const {
+  for (const SelftestBucket& b : buckets)
+    if (!b.failure.empty()) return false;
+  return !buckets.empty();
+}
+
+std::string SelftestReport::text() const {
+  std::string s = "selftest on " + device + "\n";
+  size_t failed = 0;
+  for (const SelftestBucket& b : buckets) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  stage %s bucket %s: %zu batches, max |diff| %.2e (tolerance %g + %g |want|): ",
+                  b.stage.c_str(), describe(b.bucket).c_str(), b.batches, b.maxDiff, b.abs, b.rel);
+    s += line + (b.failure.empty() ? std::string("ok") : "FAILED: " + b.failure) + "\n";
+    failed += !b.failure.empty();
+  }
+  s += failed ? "selftest: FAILED (" + std::to_string(failed) + " of " + std::to_string(buckets.size()) + " buckets)\n"
+              : "selftest: passed (" + std::to_string(buckets.size()) + " buckets)\n";
+  return s;
+}
+
+Expected<SelftestReport> runSelftest(std::shared_ptr<Model> model, const ExecutorOptions& options) {
+  const ModelImpl& m = model->impl();
+  if (!m.section(KIME_SECTION_SELFTEST))
+    return Error::unsupported(m.path + ": the artifact has no self-test section (compile it with kime-compile --selftest N)");
+  Section sec;
+  std::array<double, 2> tol{};
+  try {
+    sec = readSection(m);
+    const char* arithmetic = options.device == "cuda" ? options.cudaMath.c_str() : "cpu";
+    tol = sec.tolerance.at(arithmetic).get<std::array<double, 2>>();
+  } catch (const std::exception& e) {
+    return Error::unsupported(m.path + ": bad self-test section: " + e.what());
+  }
+  SelftestReport report;
+  for (const std::string& stage : model->stages())
+    if (auto err = runStage(model, options, sec, stage, tol, report)) return *err;
+  return report;
+}
+
+}  // namespace kime
