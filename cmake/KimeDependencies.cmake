@@ -33,4 +33,7 @@ find_program(KIME_LLD_PATH NAMES ld.lld-19 ld.lld REQUIRED)
 # CUDA Toolkit 13: NVRTC turns the generated CUDA C++ into PTX; ptxas proves it assembles. No GPU
 # is needed for either.
 find_package(CUDAToolkit REQUIRED)
+# NVRTC needs no driver, but CMake's CUDA::nvrtc links the driver's stub; with --no-as-needed
+# (a sanitizer build) that makes every compiler binary need libcuda.so.1 to start.
+set_property(TARGET CUDA::nvrtc PROPERTY INTERFACE_LINK_LIBRARIES "")
 find_program(KIME_PTXAS_PATH ptxas HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin REQUIRED)

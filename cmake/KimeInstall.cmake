@@ -15,7 +15,7 @@ install(DIRECTORY runtime/include/kime runtime/tooling/include/kime DESTINATION 
 install(EXPORT kimeRuntimeTargets NAMESPACE kime:: DESTINATION ${KIME_CMAKE_DIR})
 
 if(KIME_BUILD_COMPILER)
-  install(TARGETS kime-compile kime-graph kime-opt kime-translate EXPORT kimeCompilerTargets
+  install(TARGETS kime-compile kime-graph kime-opt kime-translate kime-buckets EXPORT kimeCompilerTargets
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(EXPORT kimeCompilerTargets NAMESPACE kime:: DESTINATION ${KIME_CMAKE_DIR})
 endif()

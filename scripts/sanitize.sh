@@ -30,15 +30,16 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 for san in "${sanitizers[@]}"; do
   dir=build-san-${san//,/-}
-  echo "== $san: runtime-only build in $dir"
   if [ "${KIME_SANITIZE_FULL:-0}" = 1 ]; then
     dir=build-san-full
+    echo "== $san: everything in $dir, then ctest"
     cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKIME_SANITIZE="$san" > /dev/null
     cmake --build "$dir" -j"$(nproc)" > "$dir/build.log" 2>&1 || { tail -40 "$dir/build.log"; exit 1; }
     # embed-from-install links the sanitized libkime into an example built without the sanitizer.
     ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" -E 'ZeroAlloc|embed-from-install'
     continue
   fi
+  echo "== $san: runtime-only build in $dir"
   cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKIME_BUILD_COMPILER=OFF \
     -DKIME_SANITIZE="$san" > /dev/null
   cmake --build "$dir" -j"$(nproc)" --target kime-run kime-runtime-tests kime-artifact-tests > "$dir/build.log" 2>&1 ||

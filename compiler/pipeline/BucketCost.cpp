@@ -1,0 +1,41 @@
+#include "pipeline/BucketCost.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "pipeline/Lowering.h"
+
+namespace kime {
+
+struct BucketMeasurer::State {
+  State(const Graph& g, const Checkpoint& ck, int64_t rows) : graph(g), ropeRows(rows), weights(ck) {}
+  const Graph& graph;
+  int64_t ropeRows;
+  mlir::MLIRContext ctx;
+  WeightPacker weights;
+  KernelRegistry kernels;
+};
+
+BucketMeasurer::BucketMeasurer(const Graph& g, const Checkpoint& ck, int64_t ropeRows)
+    : state_(std::make_unique<State>(g, ck, ropeRows)) {}
+
+BucketMeasurer::~BucketMeasurer() = default;
+
+const BucketMeasure& BucketMeasurer::measure(const Bucket& b) {
+  const auto key = std::make_tuple(b.tokens, b.seqs, b.markers);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  State& s = *state_;
+  const BucketPlan plan = lowerBucket(s.ctx, s.graph, b, s.ropeRows, s.weights, s.kernels, true, false);
+  // A batch that fills the bucket: S sequences of T/S tokens; query-key pairs per sequence
+  // len^2, and for the output rows (first tokens and markers) len * (1 + markers).
+  const double len = double(b.tokens) / double(b.seqs), pairs = len * len * double(b.seqs),
+               outputPairs = len * double(b.seqs + b.markers);
+  BucketMeasure m{plan.arena, 0};
+  for (const PlanStep& step : plan.steps) {
+    const PlanArg& out = step.args.back();
+    double rows = double(out.rowCount);
+    if (s.kernels.specs[size_t(step.kernel)].kind == KIME_CLASS_ATTENTION) rows = out.rows == KIME_ROWS_R ? outputPairs : pairs;
+    m.flops += step.flops * rows;
+  }
+  return cache_.emplace(key, m).first->second;
+}
+
+}  // namespace kime
