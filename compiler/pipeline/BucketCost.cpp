@@ -1,5 +1,9 @@
 #include "pipeline/BucketCost.h"
 
+#include <algorithm>
+#include <chrono>
+
+#include "codegen/cpu/CpuCodegen.h"
 #include "mlir/IR/MLIRContext.h"
 #include "pipeline/Lowering.h"
 
@@ -36,6 +40,32 @@ const BucketMeasure& BucketMeasurer::measure(const Bucket& b) {
     m.flops += step.flops * rows;
   }
   return cache_.emplace(key, m).first->second;
+}
+
+std::vector<BucketCode> measureCode(const Graph& g, const Checkpoint& ck, const std::vector<Bucket>& buckets,
+                                    const std::string& target, int jobs) {
+  int64_t ropeRows = 1;
+  for (const Bucket& b : buckets) ropeRows = std::max<int64_t>(ropeRows, b.tokens);
+  mlir::MLIRContext ctx;
+  WeightPacker weights(ck);
+  KernelRegistry kernels;
+  std::vector<BucketCode> out;
+  for (const Bucket& b : buckets) {
+    const size_t before = kernels.specs.size();
+    lowerBucket(ctx, g, b, ropeRows, weights, kernels, true, false);
+    BucketCode c;
+    c.newKernels = kernels.specs.size() - before;
+    if (c.newKernels) {
+      std::vector<KernelSpec> specs(kernels.specs.begin() + int64_t(before), kernels.specs.end());
+      std::vector<std::string> names;
+      for (size_t i = before; i < kernels.specs.size(); ++i) names.push_back(kernels.name(int64_t(i)));
+      const auto t0 = std::chrono::steady_clock::now();
+      c.bytes = cpu::compileSharedObject(specs, names, target, jobs).size();
+      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace kime

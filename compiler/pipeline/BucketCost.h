@@ -7,7 +7,9 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "checkpoint/Safetensors.h"
 #include "graph/Graph.h"
@@ -38,6 +40,18 @@ class BucketMeasurer {
   std::unique_ptr<State> state_;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, BucketMeasure> cache_;
 };
+
+// What each bucket of a bucket list adds to an artifact's CPU code, compiled for `target`: the
+// kernels no earlier bucket of the list has (identical kernels are compiled once), their code
+// bytes as a shared object of their own (with its copy of the Halide runtime) and the seconds
+// that took.
+struct BucketCode {
+  size_t newKernels = 0;
+  size_t bytes = 0;
+  double seconds = 0;
+};
+std::vector<BucketCode> measureCode(const Graph& g, const Checkpoint& ck, const std::vector<Bucket>& buckets,
+                                    const std::string& target, int jobs);
 
 }  // namespace kime
 

@@ -29,6 +29,9 @@ static cl::opt<std::string> stageName("stage", cl::desc("the stage to propose"),
 static cl::opt<std::string> currentPath("current", cl::desc("a bucket file to compare with (its stage --stage)"), cl::value_desc("buckets.json"));
 static cl::opt<double> memoryCap("memory-cap", cl::desc("no bucket whose arena exceeds this many bytes (needs --graph)"), cl::init(0));
 static cl::opt<unsigned> granule("granule", cl::desc("round each sample's tokens up to a multiple of this (fewer, rounder candidate buckets)"), cl::init(8));
+static cl::opt<std::string> codeTarget("code-target", cl::desc("also compile each listed bucket's new kernels for this CPU target and print their code bytes and compile seconds (needs --graph)"),
+                                       cl::value_desc("x86-64-avx2|x86-64-avx512|arm-64"));
+static cl::opt<int> jobs("j", cl::desc("kernels compiled at once (--code-target)"), cl::init(1));
 static cl::opt<std::string> outPath("o", cl::desc("write the proposed bucket file here"), cl::value_desc("buckets.json"));
 
 namespace {
@@ -37,6 +40,19 @@ struct Row {
   const char* what;
   std::vector<Bucket> buckets;
 };
+
+// With --code-target: per bucket, the kernels it adds, their code bytes and compile seconds.
+void printCode(const Row& r, const Graph& g, const Checkpoint& ck) {
+  const std::vector<BucketCode> code = measureCode(g, ck, r.buckets, codeTarget, jobs);
+  size_t bytes = 0;
+  double seconds = 0;
+  for (size_t i = 0; i < code.size(); ++i) {
+    std::printf("  code %u/%u/%u: %zu new kernels, %zu bytes, %.2f s (%s)\n", r.buckets[i].tokens, r.buckets[i].seqs,
+                r.buckets[i].markers, code[i].newKernels, code[i].bytes, code[i].seconds, codeTarget.c_str());
+    bytes += code[i].bytes, seconds += code[i].seconds;
+  }
+  std::printf("  code in all: %zu bytes, %.2f s\n", bytes, seconds);
+}
 
 // Per bucket: share of the samples, mean fill of tokens, arena bytes (with a model), cost.
 void printTable(const Row& r, const std::vector<SizeSample>& samples, const BucketCostFn& cost, BucketMeasurer* m) {
@@ -83,9 +99,9 @@ int main(int argc, char** argv) {
   try {
     if (costModel != "gpu" && costModel != "cpu" && costModel != "tokens")
       throw std::runtime_error("--cost must be gpu, cpu or tokens, not \"" + costModel + "\"");
-    if ((costModel != "tokens" || memoryCap > 0) && (graphPath.empty() || weightsPath.empty()))
-      throw std::runtime_error("--cost " + costModel + (memoryCap > 0 ? " and --memory-cap need" : " needs") +
-                               " the model: --graph and --weights");
+    if ((costModel != "tokens" || memoryCap > 0 || !codeTarget.empty()) && (graphPath.empty() || weightsPath.empty()))
+      throw std::runtime_error("--cost " + costModel + (memoryCap > 0 || !codeTarget.empty() ? " with --memory-cap or --code-target" : "") +
+                               " needs the model: --graph and --weights");
     const std::vector<SizeSample> samples = readAll();
     uint32_t longest = 1;
     for (const SizeSample& s : samples) longest = std::max(longest, s.tokens);
@@ -107,11 +123,13 @@ int main(int argc, char** argv) {
     const BucketProposal p = proposeBuckets(samples, maxBuckets, cost);
     std::printf("# %zu samples, cost model %s%s\n", samples.size(), costModel.c_str(),
                 costModel == "gpu" ? " (FLOPs at the bucket's bounds)" : costModel == "cpu" ? " (arena bytes)" : " (padded tokens)");
-    printTable({"proposed", p.buckets}, samples, cost, measurer.get());
-    printTable({"even split", evenSplit(samples, p.buckets.size())}, samples, cost, measurer.get());
-    if (!currentPath.empty()) {
+    std::vector<Row> rows = {{"proposed", p.buckets}, {"even split", evenSplit(samples, p.buckets.size())}};
+    if (!currentPath.empty())
       for (const Stage& st : readBucketsFile(currentPath))
-        if (st.name == stageName) printTable({"current", st.buckets}, samples, cost, measurer.get());
+        if (st.name == stageName) rows.push_back({"current", st.buckets});
+    for (const Row& r : rows) {
+      printTable(r, samples, cost, measurer.get());
+      if (!codeTarget.empty()) printCode(r, g, *ck);
     }
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const Bucket& b : p.buckets) list.push_back({{"tokens", b.tokens}, {"seqs", b.seqs}, {"markers", b.markers}});
