@@ -21,14 +21,6 @@ Expected<std::shared_ptr<Model>> openWith(const char* loader) {
   return m;
 }
 
-Outputs runAll(std::shared_ptr<Model> model, const tooling::OwnedBatch& b) {
-  auto e = Executor::create(model, "serve", {2});
-  if (!e) throw std::runtime_error(e.error().text());
-  Outputs out;
-  if (auto err = (*e)->run(b.view(), out)) throw std::runtime_error(err->text());
-  return out;
-}
-
 TEST(KernelLoader, KimesLoaderAndDlopenGiveTheSameOutputs) {
   auto viaDlopen = openWith("dlopen");
   auto viaKime = openWith("kime");
@@ -38,7 +30,7 @@ TEST(KernelLoader, KimesLoaderAndDlopenGiveTheSameOutputs) {
   EXPECT_NE((*viaDlopen)->inspect().find("(dlopen loader)"), std::string::npos);
   for (uint64_t seed : {1, 2}) {
     auto b = tooling::uniformBatch(6, 20, 3, test::testModel()->vocab(), test::testModel()->types(), seed);
-    Outputs a = runAll(*viaDlopen, b), k = runAll(*viaKime, b);
+    Outputs a = test::runServe(*viaDlopen, b.view()), k = test::runServe(*viaKime, b.view());
     ASSERT_EQ(a.logits.size(), k.logits.size());
     ASSERT_EQ(a.act.size(), k.act.size());
     EXPECT_EQ(std::memcmp(a.logits.data(), k.logits.data(), a.logits.size() * sizeof(float)), 0);

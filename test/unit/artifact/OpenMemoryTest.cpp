@@ -31,14 +31,6 @@ struct AlignedArtifact {
   size_t size() const { return bytes.size(); }
 };
 
-Outputs runOn(std::shared_ptr<Model> model, const tooling::OwnedBatch& b) {
-  auto e = Executor::create(model, "serve", {2});
-  if (!e) throw std::runtime_error(e.error().text());
-  Outputs out;
-  if (auto err = (*e)->run(b.view(), out)) throw std::runtime_error(err->text());
-  return out;
-}
-
 void expectSameBits(const Outputs& a, const Outputs& b) {
   ASSERT_EQ(a.logits.size(), b.logits.size());
   ASSERT_EQ(a.act.size(), b.act.size());
@@ -49,7 +41,7 @@ void expectSameBits(const Outputs& a, const Outputs& b) {
 TEST(OpenMemory, RunsAsTheFileDoesWithEitherLoaderAndLeavesTheBufferAlone) {
   AlignedArtifact buf;
   auto b = tooling::uniformBatch(6, 20, 3, test::testModel()->vocab(), test::testModel()->types(), 7);
-  const Outputs fromFile = runOn(test::testModel(), b);
+  const Outputs fromFile = test::runServe(test::testModel(), b.view());
   for (const char* loader : {"dlopen", "kime"}) {
     SCOPED_TRACE(loader);
     setenv("KIME_KERNEL_LOADER", loader, 1);
@@ -59,7 +51,7 @@ TEST(OpenMemory, RunsAsTheFileDoesWithEitherLoaderAndLeavesTheBufferAlone) {
     unsetenv("KIME_KERNEL_LOADER");
     ASSERT_TRUE(m) << m.error().text();
     EXPECT_NE((*m)->inspect().find("linked-in model"), std::string::npos);
-    expectSameBits(runOn(*m, b), fromFile);
+    expectSameBits(test::runServe(*m, b.view()), fromFile);
   }
   EXPECT_EQ(std::memcmp(buf.data, buf.bytes.data(), buf.size()), 0);
 }

@@ -28,4 +28,12 @@ std::shared_ptr<Model> testModel() {
   return model;
 }
 
+Outputs runServe(std::shared_ptr<Model> model, const Batch& b) {
+  auto e = Executor::create(model, "serve", {2});
+  if (!e) throw std::runtime_error(e.error().text());
+  Outputs out;
+  if (auto err = (*e)->run(b, out)) throw std::runtime_error(err->text());
+  return out;
+}
+
 }  // namespace kime::test

@@ -15,6 +15,8 @@ namespace kime::test {
 const std::string& testArtifact();
 // It opened once (the default loader and CPU target), shared by the tests.
 std::shared_ptr<Model> testModel();
+// `b` run on a fresh executor of `model`'s "serve" stage (2 threads); throws on an error.
+Outputs runServe(std::shared_ptr<Model> model, const Batch& b);
 
 }  // namespace kime::test
 
