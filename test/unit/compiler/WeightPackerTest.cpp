@@ -54,7 +54,7 @@ TEST(WeightPacker, PairsTwoInputsOfAColumnWithinEachPanel) {
   auto ck = matrix(32, 4, bytes);  // 32 outputs (two panels of 16), 4 inputs (two pairs)
   WeightPacker packer(*ck);
   const int64_t id = packer.use("w", "pairs.bf16");
-  const PackedWeight& w = packer.weights()[size_t(id)];
+  const PackedWeight w = packer.weights()[size_t(id)];  // a copy: use() below may grow the list
   EXPECT_EQ(w.dtype, "bf16");
   EXPECT_EQ(w.shape, (std::vector<int64_t>{4, 32}));  // [out / 16 * in / 2, 16 * 2]
   const std::string section = packer.sectionBytes();

@@ -13,6 +13,10 @@
 #include "kime/tooling/BatchGen.h"
 
 namespace kime {
+
+// How a tolerance reads in test listings (found by gtest through its namespace).
+void PrintTo(const Tolerance& t, std::ostream* os) { *os << describe(t); }
+
 namespace {
 
 // Sets KIME_LIBCUDA for the life of the object.
