@@ -2,7 +2,8 @@
 kernels (see CMakeLists.txt here), every bucket with a few batches (at the bounds, just past the
 previous bucket, ragged with an empty sequence and one without markers), once with the tensor
 core kernels (tf32) and once with the exact f32 ones, and checks each against the f64 reference
-(within abs 1e-2 + rel 1e-2, and 1e-4) and that it ran in the bucket meant; then that warm runs allocate nothing.
+(within abs 1e-2 + rel 1e-2, and 1e-4) and that it ran in the bucket meant; then the artifact's
+self-test on the emulated GPU, and that warm runs allocate nothing.
 Usage: check_emulated.py MODEL_DIR BUCKETS.json BIN_DIR FAKE_LIBCUDA TF32_KERNELS F32_KERNELS"""
 import json
 import os
@@ -18,8 +19,10 @@ TOLERANCE = {"tf32": (1e-2, 1e-2), "f32": 1e-4}  # Reference.h: kTf32Tolerance, 
 graph, weights, artifact = f"{model_dir}/graph.json", f"{model_dir}/model.safetensors", f"{model_dir}/model.kime"
 
 
+# With a self-test section of one batch per bucket, run on the emulated GPU below.
+buckets_count = sum(len(b) for b in json.load(open(buckets_file))["stages"].values())
 run([f"{bin_dir}/kime-compile", graph, "--weights", weights, "--buckets", buckets_file, "--target", "x86-64-avx2",
-     "--cuda-arch", "sm_90", "-o", artifact])
+     "--cuda-arch", "sm_90", "--selftest", str(buckets_count), "-o", artifact])
 g = json.load(open(graph))
 for math in ("tf32", "f32"):
     env = dict(os.environ, KIME_LIBCUDA=fake, KIME_EMULATED_KERNELS=kernels[math])
@@ -42,6 +45,10 @@ for math in ("tf32", "f32"):
             prev = b
     print(f"cuda {math} (emulated): {checked} batches match the reference within {TOLERANCE[math]} "
           f"(max abs diff {worst_all:.1e})")
+    # The artifact's self-test on the GPU path, held to this arithmetic's tolerance.
+    report = run([f"{bin_dir}/kime-run", artifact, "--selftest", "--device", "cuda", "--cuda-math", math], env)
+    assert "selftest on cuda" in report and f"selftest: passed ({buckets_count} buckets)" in report, report
+    print(report.strip())
     # Warm runs on the GPU path allocate nothing (the fake driver's replay allocates nothing either).
     bench = run([f"{bin_dir}/kime-run", artifact, "--bench", "--device", "cuda", "--cuda-math", math, "--runs", "2"], env)
     rows = [line.split() for line in bench.splitlines() if line and line[0].isdigit()]
