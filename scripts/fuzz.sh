@@ -29,7 +29,7 @@ done
 cp test/data/buckets-small.json examples/small/buckets.json test/lit/Tools/Inputs/buckets-*.json "$seeds/buckets/"
 cp test/data/golden/tiny-rms-gelu-learned/batch_*.json test/lit/Tools/Inputs/*batch*.json "$seeds/batch/"
 "$bin/kime-compile" "$seeds/graph/configs-tiny.json" --weights "$seeds/safetensors/configs-tiny.safetensors" \
-  --buckets test/data/buckets-small.json --target x86-64-avx2 --cuda-arch none -o build-fuzz/model.kime 2> /dev/null
+  --buckets test/data/buckets-small.json --target x86-64-avx2 --cuda-arch none --selftest 3 -o build-fuzz/model.kime 2> /dev/null
 # The artifact target's first byte says whether to fix the checksums up (odd) or not.
 { printf '\001'; cat build-fuzz/model.kime; } > "$seeds/artifact/tiny-fixed"
 { printf '\000'; cat build-fuzz/model.kime; } > "$seeds/artifact/tiny"

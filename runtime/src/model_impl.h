@@ -143,6 +143,9 @@ void stageIndices(const Batch& b, int32_t* const* arrays);
 // Loads the best CPU code section for this machine, or the one of `target` where given
 // (refused by name where the CPU cannot run it or the artifact lacks it).
 std::optional<Error> loadCpuCode(ModelImpl& m, const std::string& target = "");
+// Parses the optional self-test section (selftest.cpp) without running it: Unsupported, naming
+// the problem, where it is malformed; nothing where it is sound or absent.
+std::optional<Error> checkSelftestSection(const ModelImpl& m);
 // The CPU target names this machine can run, best first.
 std::vector<std::string> hostCpuTargets();
 

@@ -38,9 +38,13 @@ Section readSection(const ModelImpl& m) {
            b.at("markers").get<std::vector<uint32_t>>(), b.at("mcu").get<std::vector<uint32_t>>(),
            b.at("qtype").get<std::vector<uint8_t>>(), c.at("logits").get<std::vector<double>>(),
            c.at("act").get<std::vector<std::array<double, 2>>>()};
-    bool known = false;
-    for (const StageInfo& st : m.stages) known = known || st.name == k.stage;
-    if (!known) throw std::runtime_error("a case names stage \"" + k.stage + "\", which the model lacks");
+    const StageInfo* stage = nullptr;
+    for (const StageInfo& st : m.stages)
+      if (st.name == k.stage) stage = &st;
+    if (!stage) throw std::runtime_error("a case names stage \"" + k.stage + "\", which the model lacks");
+    if (k.bucket >= stage->buckets.size())
+      throw std::runtime_error("a case names bucket " + std::to_string(k.bucket) + " of stage " + k.stage +
+                               ", which has " + std::to_string(stage->buckets.size()));
     out.cases.push_back(std::move(k));
   }
   return out;
@@ -77,8 +81,6 @@ std::optional<Error> runStage(std::shared_ptr<Model> model, const ExecutorOption
   Outputs out;
   for (const Case& c : sec.cases) {
     if (c.stage != stage) continue;
-    if (c.bucket >= buckets.size())
-      return Error::unsupported("bad self-test section: stage " + stage + " has no bucket " + std::to_string(c.bucket));
     SelftestBucket* b = nullptr;
     for (SelftestBucket& x : report.buckets)
       if (x.stage == stage && x.bucket == buckets[c.bucket]) b = &x;
@@ -98,6 +100,17 @@ std::optional<Error> runStage(std::shared_ptr<Model> model, const ExecutorOption
 }
 
 }  // namespace
+
+std::optional<Error> checkSelftestSection(const ModelImpl& m) {
+  if (!m.section(KIME_SECTION_SELFTEST)) return std::nullopt;
+  try {
+    const Section sec = readSection(m);
+    for (const char* arithmetic : {"cpu", "tf32", "f32"}) (void)sec.tolerance.at(arithmetic).get<std::array<double, 2>>();
+  } catch (const std::exception& e) {
+    return Error::unsupported(m.path + ": bad self-test section: " + e.what());
+  }
+  return std::nullopt;
+}
 
 bool SelftestReport::passed() const {
   for (const SelftestBucket& b : buckets)

@@ -1,8 +1,9 @@
 """Changes one reference output in an artifact's self-test section, in place, and fixes up the
 section's checksum (format.h's kime_checksum), so that the artifact still opens and only the
 self-test can tell. Changes the first digit of the first logit of the first case with logits,
-by 5 (0.0123 -> 5.0123), keeping the section's length. Prints that case's stage and bucket.
-Usage: mutate_selftest.py ARTIFACT"""
+by 5 (0.0123 -> 5.0123), keeping the section's length, and prints that case's stage and bucket;
+with --rename-cases, renames the section's "cases" key to "casez" (a malformed section).
+Usage: mutate_selftest.py ARTIFACT [--rename-cases]"""
 import json
 import re
 import struct
@@ -33,10 +34,14 @@ else:
     sys.exit("no selftest section")
 section = art[offset:offset + size]
 cases = json.loads(section)["cases"]
-k = next(i for i, c in enumerate(cases) if c["logits"])
-at = [m.end() for m in re.finditer(rb'"logits":\[-?', section)][k]
-section[at] = ord("0") + (section[at] - ord("0") + 5) % 10
+if "--rename-cases" in sys.argv:
+    at = section.index(b'"cases"')
+    section[at:at + 7] = b'"casez"'
+else:
+    k = next(i for i, c in enumerate(cases) if c["logits"])
+    at = [m.end() for m in re.finditer(rb'"logits":\[-?', section)][k]
+    section[at] = ord("0") + (section[at] - ord("0") + 5) % 10
 art[offset:offset + size] = section
 struct.pack_into("<Q", art, entry + 64, checksum(bytes(section)))
 open(path, "wb").write(art)
-print(f"mutated: stage {cases[k]['stage']} bucket {cases[k]['bucket']}")
+print("renamed: cases" if "--rename-cases" in sys.argv else f"mutated: stage {cases[k]['stage']} bucket {cases[k]['bucket']}")
