@@ -76,19 +76,22 @@ BucketProposal proposeBuckets(const std::vector<SizeSample>& samples, size_t max
   return out;
 }
 
-double expectedCost(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets, const BucketCostFn& cost,
-                    std::vector<size_t>* held) {
-  if (held) held->assign(buckets.size(), 0);
-  std::vector<double> costs;
-  for (const Bucket& b : buckets) costs.push_back(cost(b));
-  double total = 0;
+std::vector<size_t> assignSamples(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets) {
+  std::vector<size_t> out;
   for (const SizeSample& s : samples) {
     size_t i = 0;
     while (i < buckets.size() && !buckets[i].holds(s.tokens, s.seqs, s.markers)) ++i;
-    if (i == buckets.size()) return kInf;
-    total += costs[i];
-    if (held) ++(*held)[i];
+    out.push_back(i);
   }
+  return out;
+}
+
+double expectedCost(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets, const BucketCostFn& cost) {
+  std::vector<double> costs;
+  for (const Bucket& b : buckets) costs.push_back(cost(b));
+  costs.push_back(kInf);  // no bucket holds it
+  double total = 0;
+  for (size_t i : assignSamples(samples, buckets)) total += costs[i];
   return samples.empty() ? 0 : total / double(samples.size());
 }
 

@@ -33,10 +33,11 @@ struct BucketProposal {
 // choice is finite (every bucket able to hold the largest sample is over the cap).
 BucketProposal proposeBuckets(const std::vector<SizeSample>& samples, size_t maxBuckets, const BucketCostFn& cost);
 
-// The expected cost per batch of `buckets` (tried in order, the first that holds a sample runs
-// it); +infinity when some sample fits none. `held` (may be null) gets, per bucket, its samples.
-double expectedCost(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets, const BucketCostFn& cost,
-                    std::vector<size_t>* held = nullptr);
+// Per sample, the bucket that runs it (buckets are tried in order, the first that holds a sample
+// runs it), or buckets.size() where none holds it.
+std::vector<size_t> assignSamples(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets);
+// The expected cost per batch of `buckets`; +infinity when some sample fits none.
+double expectedCost(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets, const BucketCostFn& cost);
 
 // `count` buckets evenly spaced in tokens up to the largest sample (tokens max*i/count), each with
 // the largest sequences and markers of the samples it would hold: the baseline a proposal is

@@ -56,25 +56,21 @@ void printCode(const Row& r, const Graph& g, const Checkpoint& ck) {
 
 // Per bucket: share of the samples, mean fill of tokens, arena bytes (with a model), cost.
 void printTable(const Row& r, const std::vector<SizeSample>& samples, const BucketCostFn& cost, BucketMeasurer* m) {
-  std::vector<size_t> held;
-  const double expected = expectedCost(samples, r.buckets, cost, &held);
+  const double expected = expectedCost(samples, r.buckets, cost);
+  std::vector<size_t> held(r.buckets.size() + 1);
+  std::vector<double> tokens(r.buckets.size() + 1);
+  const std::vector<size_t> assigned = assignSamples(samples, r.buckets);
+  for (size_t k = 0; k < samples.size(); ++k) ++held[assigned[k]], tokens[assigned[k]] += samples[k].tokens;
   std::printf("%s: %zu buckets, expected cost per batch %.6g%s\n", r.what, r.buckets.size(), expected,
               std::isinf(expected) ? " (some sample fits no bucket)" : "");
   std::printf("  %-24s %7s %10s %14s %14s\n", "bucket (tokens/seqs/m)", "share", "mean fill", "arena bytes", "cost");
   for (size_t i = 0; i < r.buckets.size(); ++i) {
     const Bucket& b = r.buckets[i];
-    double tokens = 0;
-    size_t k = 0;
-    for (const SizeSample& s : samples) {
-      size_t j = 0;
-      while (j < r.buckets.size() && !r.buckets[j].holds(s.tokens, s.seqs, s.markers)) ++j;
-      if (j == i) tokens += s.tokens, ++k;
-    }
     char name[64], arena[32] = "-";
     std::snprintf(name, sizeof name, "%u/%u/%u", b.tokens, b.seqs, b.markers);
     if (m) std::snprintf(arena, sizeof arena, "%lld", (long long)m->measure(b).arena);
     std::printf("  %-24s %6.1f%% %10.2f %14s %14.6g\n", name, 100.0 * double(held[i]) / double(samples.size()),
-                k ? tokens / double(k) / double(b.tokens) : 0.0, arena, cost(b));
+                held[i] ? tokens[i] / double(held[i]) / double(b.tokens) : 0.0, arena, cost(b));
   }
 }
 

@@ -44,10 +44,14 @@ TEST(BucketPlanner, ABucketHoldsTheLargestSequencesAndMarkersOfItsGroup) {
   const auto s = join({repeat({10, 1, 1}, 10), repeat({20, 6, 2}, 1), repeat({20, 1, 9}, 1)});
   BucketProposal p = proposeBuckets(s, 1, kTokens);
   EXPECT_EQ(p.buckets[0], (Bucket{20, 6, 9}));
-  std::vector<size_t> held;
-  EXPECT_DOUBLE_EQ(expectedCost(s, {{10, 1, 1}, {20, 6, 9}}, kTokens, &held), (10 * 10 + 2 * 20) / 12.0);
+  EXPECT_DOUBLE_EQ(expectedCost(s, {{10, 1, 1}, {20, 6, 9}}, kTokens), (10 * 10 + 2 * 20) / 12.0);
+  std::vector<size_t> held(2);
+  for (size_t i : assignSamples(s, {{10, 1, 1}, {20, 6, 9}})) ++held.at(i);
   EXPECT_EQ(held, (std::vector<size_t>{10, 2}));
   EXPECT_TRUE(std::isinf(expectedCost(s, {{10, 1, 1}, {20, 6, 2}}, kTokens)));  // {20, 1, 9} fits none
+  // Every sample is assigned, those after one that fits nowhere too.
+  const std::vector<size_t> assigned = assignSamples(s, {{10, 1, 1}, {20, 6, 2}});
+  EXPECT_EQ(std::vector<size_t>(assigned.end() - 2, assigned.end()), (std::vector<size_t>{1, 2}));
 }
 
 TEST(BucketPlanner, AMemoryCapRulesBucketsOut) {
