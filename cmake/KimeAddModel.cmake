@@ -83,11 +83,10 @@ function(kime_add_model name)
     list(APPEND command --embed ${name})
     list(APPEND outputs "${dir}/${name}.h" "${dir}/${name}.c")
   endif()
-  set(compiler_dep "${compile}")
   add_custom_command(OUTPUT ${outputs}
     COMMAND ${CMAKE_COMMAND} -E make_directory "${dir}"
     COMMAND ${command}
-    DEPENDS "${GRAPH}" "${WEIGHTS}" "${BUCKETS}" "${compiler_dep}"
+    DEPENDS "${GRAPH}" "${WEIGHTS}" "${BUCKETS}" "${compile}"
     COMMENT "kime: compiling model ${name} (${targets})"
     VERBATIM)
 

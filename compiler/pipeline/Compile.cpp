@@ -135,6 +135,9 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
   log << "verify: " << checked << " batches match the reference within " << describe(tolerance) << "\n";
 }
 
+// What the CPU code's outputs are held to: bf16 rounds every linear's inputs and weights to 8
+// significant bits.
+Tolerance cpuTolerance(const CompileOptions& o) { return o.cpuPrecision == "bf16" ? kBf16Tolerance : kF32Tolerance; }
 
 // bf16 linears are an opt-in for CPUs with AVX512-BF16 dot products: the weights section is
 // shared by every code section, so no other CPU target or CUDA code can read it.
@@ -279,8 +282,7 @@ void writeChecked(const CompileOptions& o, const std::vector<Section>& sections,
   const std::string tmp = o.output + ".verify.tmp";
   writeArtifact(tmp, sections);
   try {
-    // bf16 rounds every linear's inputs and weights to 8 significant bits.
-    verifyArtifact(tmp, g, ck, stages, o.cpuPrecision == "bf16" ? kBf16Tolerance : kF32Tolerance, log);
+    verifyArtifact(tmp, g, ck, stages, cpuTolerance(o), log);
   } catch (...) {
     std::remove(tmp.c_str());
     throw;
@@ -320,7 +322,7 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   codegen(o, m, sections, log);
   if (o.selftest) {
     auto t0 = std::chrono::steady_clock::now();
-    sections.push_back(selftestSection(g, *ck, stages, o.selftest, o.cpuPrecision == "bf16" ? kBf16Tolerance : kF32Tolerance));
+    sections.push_back(selftestSection(g, *ck, stages, o.selftest, cpuTolerance(o)));
     log << "selftest: " << o.selftest << " batches and their reference outputs, " << std::fixed << std::setprecision(2)
         << seconds(t0) << " s" << std::defaultfloat << "\n";
   }

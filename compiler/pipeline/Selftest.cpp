@@ -26,18 +26,22 @@ struct Drawn {
 
 // Round robin over the buckets, each bucket's batches in bucketBatches' order (its edge cases).
 std::vector<Drawn> draw(const Graph& g, const std::vector<Stage>& stages, size_t count) {
-  std::vector<std::pair<Drawn, std::vector<tooling::NamedBatch>>> pools;
+  checkSelftestCount(stages, count);
+  struct Pool {
+    const Stage& stage;
+    size_t bucket;
+    std::vector<tooling::NamedBatch> batches;
+  };
+  std::vector<Pool> pools;
   for (const Stage& st : stages)
     for (size_t i = 0; i < st.buckets.size(); ++i)
-      pools.push_back({{st.name, i, {}},
-                       tooling::bucketBatches(st.buckets[i], size_t(g.vocab), size_t(g.types), learnedPositions(g),
-                                              31 + pools.size())});
-  checkSelftestCount(stages, count);
+      pools.push_back({st, i, tooling::bucketBatches(st.buckets[i], size_t(g.vocab), size_t(g.types), learnedPositions(g),
+                                                     31 + pools.size())});
   std::vector<Drawn> out;
   for (size_t round = 0; out.size() < count; ++round) {
     size_t before = out.size();
-    for (auto& [where, pool] : pools)
-      if (round < pool.size() && out.size() < count) out.push_back({where.stage, where.bucket, pool[round]});
+    for (const Pool& p : pools)
+      if (round < p.batches.size() && out.size() < count) out.push_back({p.stage.name, p.bucket, p.batches[round]});
     if (out.size() == before) break;  // every pool spent
   }
   return out;

@@ -51,13 +51,15 @@ bool modelOptions(const kime_model_options* options, kime::ModelOptions& o) {
   return true;
 }
 
-// The C executor options as C++ ones (NULL: the defaults); struct_size checked by the caller.
-kime::ExecutorOptions executorOptions(const kime_executor_options* options) {
-  kime::ExecutorOptions o;
-  o.threads = options ? options->threads : 0;
-  if (options && options->device) o.device = options->device;
-  if (options && options->cuda_math) o.cudaMath = options->cuda_math;
-  return o;
+// The C executor options as C++ ones (NULL: the defaults); false when they were not made by
+// kime_executor_options_init.
+bool executorOptions(const kime_executor_options* options, kime::ExecutorOptions& o) {
+  if (!options) return true;
+  if (options->struct_size != sizeof *options) return false;
+  o.threads = options->threads;
+  if (options->device) o.device = options->device;
+  if (options->cuda_math) o.cudaMath = options->cuda_math;
+  return true;
 }
 
 // Runs `open` (Model::open or openMemory) and hands its model out as a handle.
@@ -119,13 +121,14 @@ kime_status kime_executor_create(kime_model* model, const kime_executor_options*
                                  kime_executor** out_executor, kime_error* error) {
   if (out_executor) *out_executor = nullptr;
   if (!model || !out_executor) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_create: model and out_executor are required");
-  if (options && options->struct_size != sizeof *options)
+  kime::ExecutorOptions o;
+  if (!executorOptions(options, o))
     return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_create: options were not made by kime_executor_options_init");
   try {
     std::string stage;
     if (options && options->stage) stage = options->stage;
     if (stage.empty()) stage = model->model->defaultStage();
-    auto e = kime::Executor::create(model->model, stage, executorOptions(options));
+    auto e = kime::Executor::create(model->model, stage, o);
     if (!e) return fail(error, e.error());
     *out_executor = new kime_executor{std::move(*e), model->model, {}};
     return ok(error);
@@ -138,10 +141,11 @@ kime_status kime_model_selftest(kime_model* model, const kime_executor_options* 
                                 size_t report_cap, kime_error* error) {
   if (report && report_cap) report[0] = '\0';
   if (!model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_selftest: model is required");
-  if (options && options->struct_size != sizeof *options)
+  kime::ExecutorOptions o;
+  if (!executorOptions(options, o))
     return fail(error, KIME_INVALID_ARGUMENT, "kime_model_selftest: options were not made by kime_executor_options_init");
   try {
-    auto r = kime::runSelftest(model->model, executorOptions(options));
+    auto r = kime::runSelftest(model->model, o);
     if (!r) return fail(error, r.error());
     const std::string text = r->text();
     if (report && report_cap) {

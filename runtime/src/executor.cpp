@@ -292,9 +292,7 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> mode
   }
   impl->threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   impl->plans.resize(impl->stage->buckets.size());
-  std::vector<Bucket> buckets;
-  for (size_t b : impl->stage->buckets) buckets.push_back(m.buckets[b].bucket);
-  impl->stats = std::make_unique<ShapeStats>(buckets);
+  impl->stats = std::make_unique<ShapeStats>(model->buckets(stage));
   if (options.device == "cpu") {
     SpinPool::instance().reserve(impl->threads);  // the CPU kernels' workers
   } else if (options.device == "cuda") {

@@ -2,6 +2,7 @@
 // read only here, on request, never when a model is opened.
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "model_impl.h"
@@ -21,16 +22,20 @@ struct Case {
   std::vector<std::array<double, 2>> act;
 };
 
+using Tol = std::array<double, 2>;  // abs, rel
+
 struct Section {
-  Json tolerance;
+  std::map<std::string, Tol> tolerance;  // by arithmetic: cpu, tf32, f32
   std::vector<Case> cases;
 };
 
+// Throws (nlohmann's errors, or runtime_error naming the problem) where the section is malformed.
 Section readSection(const ModelImpl& m) {
   const SectionInfo* s = m.section(KIME_SECTION_SELFTEST);
   const Json j = Json::parse(reinterpret_cast<const char*>(m.map + s->offset),
                              reinterpret_cast<const char*>(m.map + s->offset + s->size));
-  Section out{j.at("tolerance"), {}};
+  Section out;
+  for (const char* arithmetic : {"cpu", "tf32", "f32"}) out.tolerance[arithmetic] = j.at("tolerance").at(arithmetic).get<Tol>();
   for (const Json& c : j.at("cases")) {
     const Json& b = c.at("batch");
     Case k{c.at("stage").get<std::string>(), c.at("name").get<std::string>(), c.at("bucket").get<size_t>(),
@@ -48,6 +53,15 @@ Section readSection(const ModelImpl& m) {
     out.cases.push_back(std::move(k));
   }
   return out;
+}
+
+// The section of an artifact that has one, parsed and checked.
+Expected<Section> parseSection(const ModelImpl& m) {
+  try {
+    return readSection(m);
+  } catch (const std::exception& e) {
+    return Error::unsupported(m.path + ": bad self-test section: " + e.what());
+  }
 }
 
 // Compares one case's outputs; the first value out of tolerance goes to `b.failure`.
@@ -73,7 +87,7 @@ void compare(const Case& c, const Outputs& got, SelftestBucket& b) {
 
 // Runs every case of stage `stage` on one executor, into report buckets (found or added).
 std::optional<Error> runStage(std::shared_ptr<Model> model, const ExecutorOptions& options, const Section& sec,
-                              const std::string& stage, std::array<double, 2> tol, SelftestReport& report) {
+                              const std::string& stage, Tol tol, SelftestReport& report) {
   auto exec = Executor::create(model, stage, options);
   if (!exec) return exec.error();
   report.device = (*exec)->deviceDescription();
@@ -103,12 +117,8 @@ std::optional<Error> runStage(std::shared_ptr<Model> model, const ExecutorOption
 
 std::optional<Error> checkSelftestSection(const ModelImpl& m) {
   if (!m.section(KIME_SECTION_SELFTEST)) return std::nullopt;
-  try {
-    const Section sec = readSection(m);
-    for (const char* arithmetic : {"cpu", "tf32", "f32"}) (void)sec.tolerance.at(arithmetic).get<std::array<double, 2>>();
-  } catch (const std::exception& e) {
-    return Error::unsupported(m.path + ": bad self-test section: " + e.what());
-  }
+  auto sec = parseSection(m);
+  if (!sec) return sec.error();
   return std::nullopt;
 }
 
@@ -137,18 +147,14 @@ Expected<SelftestReport> runSelftest(std::shared_ptr<Model> model, const Executo
   const ModelImpl& m = model->impl();
   if (!m.section(KIME_SECTION_SELFTEST))
     return Error::unsupported(m.path + ": the artifact has no self-test section (compile it with kime-compile --selftest N)");
-  Section sec;
-  std::array<double, 2> tol{};
-  try {
-    sec = readSection(m);
-    const char* arithmetic = options.device == "cuda" ? options.cudaMath.c_str() : "cpu";
-    tol = sec.tolerance.at(arithmetic).get<std::array<double, 2>>();
-  } catch (const std::exception& e) {
-    return Error::unsupported(m.path + ": bad self-test section: " + e.what());
-  }
+  auto sec = parseSection(m);
+  if (!sec) return sec.error();
+  // An unknown CUDA math has no tolerance; Executor::create refuses it by name before any run.
+  auto tol = sec->tolerance.find(options.device == "cuda" ? options.cudaMath : "cpu");
   SelftestReport report;
   for (const std::string& stage : model->stages())
-    if (auto err = runStage(model, options, sec, stage, tol, report)) return *err;
+    if (auto err = runStage(model, options, *sec, stage, tol == sec->tolerance.end() ? Tol{} : tol->second, report))
+      return *err;
   return report;
 }
 

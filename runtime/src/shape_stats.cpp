@@ -1,7 +1,5 @@
 #include "shape_stats.h"
 
-#include <cstring>
-
 namespace kime {
 
 size_t fillBin(size_t n, size_t bound) {
@@ -11,11 +9,8 @@ size_t fillBin(size_t n, size_t bound) {
   return bin < KIME_STATS_BINS ? bin : KIME_STATS_BINS - 1;
 }
 
-ShapeStats::ShapeStats(const std::vector<Bucket>& buckets) : buckets_(buckets.size()) {
-  for (size_t i = 0; i < buckets.size(); ++i) {
-    std::memset(&buckets_[i], 0, sizeof buckets_[i]);
-    buckets_[i].bucket = {buckets[i].tokens, buckets[i].seqs, buckets[i].markers};
-  }
+ShapeStats::ShapeStats(const std::vector<Bucket>& buckets) : buckets_(buckets.size()) {  // zeroed
+  for (size_t i = 0; i < buckets.size(); ++i) buckets_[i].bucket = {buckets[i].tokens, buckets[i].seqs, buckets[i].markers};
 }
 
 void ShapeStats::ran(size_t index, size_t t, size_t s, size_t k) {

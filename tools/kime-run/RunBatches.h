@@ -13,8 +13,6 @@ namespace kime::tools {
 // executor's statistics after the last (with `json`: each batch's size as a JSON line on stdout,
 // the table on stderr). Returns 1 when any batch was refused (each named on stderr), else 0.
 int runBatches(Executor& exec, const std::vector<std::string>& files, bool stats, bool json);
-// The executor's shape statistics as a table.
-std::string statsTable(const Executor& exec);
 
 }  // namespace kime::tools
 

@@ -45,24 +45,22 @@ std::shared_ptr<kime::Model> openModel(const std::string& path, const Args& args
   return *m;
 }
 
-std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const Args& args) {
-  std::string stage = args.get("--stage", m->defaultStage());
+kime::ExecutorOptions executorOptions(const Args& args) {
   kime::ExecutorOptions o;
   o.threads = args.has("--threads") ? std::stoul(args.get("--threads")) : 0;
   o.device = args.get("--device", "cpu");
   o.cudaMath = args.get("--cuda-math", "tf32");
-  auto e = kime::Executor::create(m, stage, o);
+  return o;
+}
+
+std::unique_ptr<kime::Executor> executor(std::shared_ptr<kime::Model> m, const Args& args) {
+  auto e = kime::Executor::create(m, args.get("--stage", m->defaultStage()), executorOptions(args));
   if (!e) throw std::runtime_error(e.error().text());
   return std::move(*e);
 }
 
 int selftest(const Args& args) {
-  auto model = openModel(args.positional[0], args);
-  kime::ExecutorOptions o;
-  o.threads = args.has("--threads") ? std::stoul(args.get("--threads")) : 0;
-  o.device = args.get("--device", "cpu");
-  o.cudaMath = args.get("--cuda-math", "tf32");
-  auto report = kime::runSelftest(model, o);
+  auto report = kime::runSelftest(openModel(args.positional[0], args), executorOptions(args));
   if (!report) throw std::runtime_error(report.error().text());
   std::cout << report->text();
   return report->passed() ? 0 : 1;

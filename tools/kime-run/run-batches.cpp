@@ -23,8 +23,7 @@ double meanFill(const kime_bucket_stats& b, int kind, uint32_t bound) {
   return b.batches && bound ? double(b.total[kind]) / double(b.batches) / double(bound) : 0.0;
 }
 
-}  // namespace
-
+// The executor's shape statistics as a table.
 std::string statsTable(const Executor& exec) {
   const kime_stats t = exec.stats();
   std::ostringstream out;
@@ -52,6 +51,8 @@ std::string statsTable(const Executor& exec) {
   }
   return out.str();
 }
+
+}  // namespace
 
 int runBatches(Executor& exec, const std::vector<std::string>& files, bool stats, bool json) {
   int status = 0;
