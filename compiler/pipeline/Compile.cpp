@@ -219,13 +219,13 @@ void emitText(const CompileOptions& o, const LoweredModel& m, const WeightPacker
     case Emit::Schedule:  // every target asked for (the x86 ones by default)
       for (const std::string& t : targets)
         for (size_t i = 0; i < specs.size(); ++i)
-          out << "// kernel " << m.names[i] << " for " << t << ": " << specs[i].key() << "\n"
+          out << "// kernel " << m.names[i] << " for " << t << ": " << specs[i].describe() << "\n"
               << cpu::describeSchedule(specs[i], cpu::isaOf(t)) << "\n";
       return;
     case Emit::Halide:
     case Emit::Asm:  // the first target's
       for (size_t i = 0; i < specs.size(); ++i)
-        out << "// kernel " << m.names[i] << " for " << targets.front() << ": " << specs[i].key() << "\n"
+        out << "// kernel " << m.names[i] << " for " << targets.front() << ": " << specs[i].describe() << "\n"
             << (o.emit == Emit::Halide ? cpu::loweredKernel(specs[i], m.names[i], targets.front())
                                        : cpu::kernelAssembly(specs[i], m.names[i], targets.front()));
       return;
@@ -241,7 +241,7 @@ Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredMo
     weightsJson.push_back({{"name", w.name}, {"layout", w.layout}, {"shape", w.shape}, {"offset", w.offset}, {"dtype", w.dtype}});
   OJson kernelsJson = OJson::array();
   for (size_t i = 0; i < m.kernels.specs.size(); ++i)
-    kernelsJson.push_back({{"name", m.names[i]}, {"kind", className(m.kernels.specs[i].kind)}, {"key", m.kernels.specs[i].key()}});
+    kernelsJson.push_back({{"name", m.names[i]}, {"kind", className(m.kernels.specs[i].kind)}, {"spec", m.kernels.specs[i].describe()}});
   OJson bucketsJson = OJson::array();
   for (const BucketPlan& p : m.plans) bucketsJson.push_back(bucketJson(p, m.kernels, o.cudaMath));
   OJson manifest = {

@@ -34,7 +34,7 @@ std::vector<kime_arg_slot> argSlots(const KernelSpec& s) {
   return out;
 }
 
-std::string KernelSpec::key() const {
+std::string KernelSpec::describe() const {
   std::ostringstream s;
   s.precision(17);
   s << className(kind) << "|norm=" << norm << "|eps=" << eps << "|act=" << act << "|bias=" << bias

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kime/plan.h"
@@ -32,7 +33,7 @@ inline int64_t ropeColumnSource(int64_t p, int64_t hd) {
   return p / hd * hd + second * half + g * (kRopePairGroup / 2) + p % (kRopePairGroup / 2);
 }
 
-// The static choices of one kernel. Two kernels with the same key are the same code.
+// The static choices of one kernel. Two kernels with equal specs are the same code.
 struct KernelSpec {
   kime_kernel_class kind = KIME_CLASS_EMBED;
   // norm, head: the input rows' norm (linears read rows a norm kernel wrote: none)
@@ -71,7 +72,18 @@ struct KernelSpec {
   // kvWidth); head (in = D, out = O); norm, select (in = out = D)
   int64_t in = 0, out = 0, kvWidth = 0;
 
-  std::string key() const;
+  // Every field above: equal specs are one kernel (KernelRegistry), so a field left out here
+  // would merge kernels that differ.
+  auto fields() const {
+    return std::tie(kind, norm, eps, act, bias, residual, panel, bf16, fewRows, ropeHeads, ropeInterleaved,
+                    ropeTheta, ropeRows, learnedPos, heads, kvHeads, scale, maxLen, rows, outputRows, in, out,
+                    kvWidth);
+  }
+  bool operator==(const KernelSpec& o) const { return fields() == o.fields(); }
+  bool operator!=(const KernelSpec& o) const { return !(*this == o); }
+
+  // The spec in one line, for the manifest, --emit comments and messages.
+  std::string describe() const;
 };
 
 // The argument slots (plan.h) a kernel of `spec` takes, in call order, the output ("out") last:

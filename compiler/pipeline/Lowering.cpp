@@ -1,5 +1,7 @@
 #include "Lowering.h"
 
+#include <algorithm>
+
 #include "codegen/cpu/Schedule.h"
 #include "import/GraphImport.h"
 #include "kime/Transforms/Passes.h"
@@ -11,18 +13,24 @@ namespace kime {
 
 using namespace mlir;
 using mlir::kime::KernelOp;
+using mlir::kime::KernelRole;
 using mlir::kime::KimeTensorType;
 using mlir::kime::WeightOp;
 
 int64_t KernelRegistry::intern(const KernelSpec& s) {
-  auto [it, added] = byKey.emplace(s.key(), int64_t(specs.size()));
-  if (added) specs.push_back(s);
-  return it->second;
+  // Tens of kernels at most: a scan finds the equal one.
+  auto it = std::find(specs.begin(), specs.end(), s);
+  if (it != specs.end()) return int64_t(it - specs.begin());
+  specs.push_back(s);
+  return int64_t(specs.size()) - 1;
 }
 
 std::string KernelRegistry::name(int64_t i) const {
   return "k" + std::to_string(i) + "_" + className(specs[size_t(i)].kind);
 }
+
+static_assert(kWeightPanel == mlir::kime::kLinearPanelColumns,
+              "kime-fuse gives bf16 to the linears whose widths make whole weight panels");
 
 namespace {
 
@@ -39,12 +47,12 @@ kime_row_symbol rowSymbol(shapes::Sym s, int64_t offset) {
 
 // A planned value's place and shape.
 PlanArg arenaArg(Value v) {
-  auto k = v.getDefiningOp<KernelOp>();
-  if (!k || !k.getOffset()) throw CompileError("internal: a kernel reads a value with no arena offset");
+  auto k = v.getDefiningOp<mlir::kime::KernelOpInterface>();
+  if (!k || !k.getArenaOffset()) throw CompileError("internal: a kernel reads a value with no arena offset");
   shapes::Shape s = cast<KimeTensorType>(v.getType()).toShape();
   PlanArg a;
   a.source = PlanArg::Source::Arena;
-  a.offset = *k.getOffset();
+  a.offset = *k.getArenaOffset();
   const shapes::Dim& rows = s.dims[0];
   a.rows = rowSymbol(rows.sym, rows.value);
   a.rowCount = rows.isStatic() ? rows.value : rows.bound;
@@ -62,16 +70,69 @@ PlanArg inputArg(kime_plan_input name, kime_row_symbol rows, int64_t bound, kime
   return a;
 }
 
+// A step's arguments by plan.h slot name, put in its class's slot order at the end: the order
+// comes from plan.h, and a slot left unset or one the kernel does not take is an error.
+class SlotArgs {
+ public:
+  void set(const char* slot, PlanArg a) { bySlot_[slot] = std::move(a); }
+
+  std::vector<PlanArg> inOrder(const KernelSpec& s, const std::string& node) {
+    std::vector<PlanArg> out;
+    for (const kime_arg_slot& slot : argSlots(s)) {
+      auto it = bySlot_.find(slot.name);
+      if (it == bySlot_.end())
+        throw CompileError("internal: kernel \"" + node + "\" has no argument for its slot \"" + slot.name + "\" (plan.h)");
+      out.push_back(std::move(it->second));
+      bySlot_.erase(it);
+    }
+    if (!bySlot_.empty())
+      throw CompileError("internal: kernel \"" + node + "\" has an argument for \"" + bySlot_.begin()->first +
+                         "\", a slot its " + className(s.kind) + " class does not take here (plan.h)");
+    return out;
+  }
+
+ private:
+  std::map<std::string, PlanArg> bySlot_;
+};
+
+std::string nameOf(KernelRole r) { return mlir::kime::stringifyKernelRole(r).str(); }
+
 class StepBuilder {
  public:
-  StepBuilder(const Bucket& b, int64_t ropeRows, WeightPacker& w, bool bf16)
-      : b_(b), ropeRows_(ropeRows), w_(w), bf16_(bf16) {}
+  StepBuilder(const Bucket& b, int64_t ropeRows, WeightPacker& w) : b_(b), ropeRows_(ropeRows), w_(w) {}
 
-  PlanArg weight(KernelOp k, const char* role, const std::string& layout) {
-    auto op = k.arg(role).getDefiningOp<WeightOp>();
-    if (!op) throw CompileError("internal: kernel operand \"" + std::string(role) + "\" is not a weight");
-    int64_t id = w_.use(op.getNode().str(), layout);
-    return weightArg(id);
+  PlanStep build(KernelOp k, KernelSpec& s) {
+    PlanStep step;
+    step.node = k.getNode().str();
+    s.kind = k.getPlanClass();
+    shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
+    s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
+    s.outputRows = hasOutputRows(k.getResult());
+    SlotArgs args;
+    switch (s.kind) {
+      case KIME_CLASS_EMBED: embed(k, s, args); break;
+      case KIME_CLASS_NORM: input(k, s, args), norm(k, s, args); break;
+      case KIME_CLASS_LINEAR: step.flops = linear(k, s, args); break;
+      case KIME_CLASS_ATTENTION: step.flops = attention(k, s, args); break;
+      case KIME_CLASS_HEAD: step.flops = head(k, s, args); break;
+      case KIME_CLASS_SELECT:
+        input(k, s, args);
+        args.set("rows", outputRows(KIME_INPUT_OUT_ROWS));
+        break;
+      default: throw CompileError("internal: kernel \"" + step.node + "\" of no known class");
+    }
+    PlanArg out = arenaArg(k.getResult());
+    if (s.kind == KIME_CLASS_HEAD) out.cols = s.out;  // [M] logits are [M, 1] to the kernel
+    args.set("out", out);
+    step.args = args.inOrder(s, step.node);
+    return step;
+  }
+
+ private:
+  PlanArg weight(KernelOp k, KernelRole role, const std::string& layout) {
+    auto op = k.getRoleOperand(role).getDefiningOp<WeightOp>();
+    if (!op) throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is not a weight");
+    return weightArg(w_.use(op.getNode().str(), layout));
   }
   PlanArg weightArg(int64_t id) {
     const PackedWeight& pw = w_.weights()[size_t(id)];
@@ -89,120 +150,102 @@ class StepBuilder {
   }
 
   // The input rows; their width is the kernel's `in`.
-  void input(KernelOp k, KernelSpec& s, PlanStep& step) {
-    PlanArg x = arenaArg(k.arg("x"));
+  void input(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    PlanArg x = arenaArg(k.getX());
     s.in = x.cols;
-    step.args.push_back(x);
+    args.set("x", x);
   }
 
-  // The input rows, then the weights of the norm in front of them.
-  void normedInput(KernelOp k, KernelSpec& s, PlanStep& step) {
-    input(k, s, step);
-    norm(k, s, step);
+  // The weights of the norm in front of the input rows, if any.
+  void norm(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    if (!k.getNorm()) return;
+    s.norm = mlir::kime::stringifyNormKind(*k.getNorm()).str();
+    s.eps = k.getEpsAttr().getValueAsDouble();
+    args.set("norm_weight", weight(k, KernelRole::norm_weight, "rows"));
+    if (k.getNormBias()) args.set("norm_bias", weight(k, KernelRole::norm_bias, "rows"));
   }
 
-  void norm(KernelOp k, KernelSpec& s, PlanStep& step) {
-    s.norm = config<StringAttr>(k, "norm").str();
-    if (s.norm == "none") return;
-    s.eps = config<FloatAttr>(k, "eps").getValueAsDouble();
-    step.args.push_back(weight(k, "norm.weight", "rows"));
-    if (s.norm == "layer") step.args.push_back(weight(k, "norm.bias", "rows"));
+  void embed(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    args.set("ids", inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32));
+    args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
+    args.set("tokpos", tokens(KIME_INPUT_TOKPOS));
+    args.set("qtype", inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8));
+    args.set("tok", weight(k, KernelRole::tok_table, "rows"));
+    args.set("type", weight(k, KernelRole::type_table, "rows"));
+    s.learnedPos = bool(k.getPos());
+    if (s.learnedPos) args.set("pos", weight(k, KernelRole::pos, "rows"));
   }
 
-  PlanStep build(KernelOp k, KernelSpec& s) {
-    PlanStep step;
-    step.node = k.getNode().str();
-    s.kind = k.getKernelClass();
-    shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
-    s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
-    s.outputRows = hasOutputRows(k.getResult());
-    if (s.kind == KIME_CLASS_EMBED) {
-      step.args = {inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32), tokens(KIME_INPUT_TOKSEQ),
-                   tokens(KIME_INPUT_TOKPOS), inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8), weight(k, "tok", "rows"),
-                   weight(k, "type", "rows")};
-      s.learnedPos = bool(k.arg("pos"));
-      if (s.learnedPos) step.args.push_back(weight(k, "pos", "rows"));
-    } else if (s.kind == KIME_CLASS_LINEAR) {
-      input(k, s, step);  // normed by a norm kernel when a norm is in front
-      s.act = config<StringAttr>(k, "act").str();
-      s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
-      // bf16 where the weights make whole panels of whole pairs; a linear of an odd width keeps f32.
-      s.bf16 = bf16_ && s.panel && s.in % 2 == 0;
-      auto heads = k.getConfig().getAs<IntegerAttr>("rope_heads");
-      s.ropeHeads = heads ? heads.getInt() : 0;
-      const int64_t hd = s.ropeHeads ? s.out / s.ropeHeads : 0;
-      s.ropeInterleaved = s.ropeHeads && hd % kRopePairGroup == 0;
-      // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
-      const std::string order = s.ropeInterleaved ? ":rope" + std::to_string(hd) : "";
-      const std::string layout = (s.bf16 ? "pairs.bf16" : s.panel ? "panels" : "transposed") + order;
-      step.args.push_back(weight(k, "weight", layout));
-      s.bias = bool(k.arg("bias"));
-      if (s.bias) step.args.push_back(weight(k, "bias", "rows" + order));
-      if (s.act == "swiglu") {
-        step.args.push_back(weight(k, "weight.up", layout));
-        if (bool(k.arg("bias.up")) != s.bias)
-          throw CompileError("kernel \"" + step.node + "\": gate and up must both have a bias or neither");
-        if (s.bias) step.args.push_back(weight(k, "bias.up", "rows" + order));
-      }
-      if (s.ropeHeads) {
-        s.ropeTheta = config<FloatAttr>(k, "rope_theta").getValueAsDouble();
-        s.ropeRows = ropeRows_;
-        step.args.push_back(s.outputRows ? outputRows(KIME_INPUT_OUT_POS) : tokens(KIME_INPUT_TOKPOS));
-        step.args.push_back(weightArg(w_.ropeTable(false, hd, s.ropeTheta, ropeRows_)));
-        step.args.push_back(weightArg(w_.ropeTable(true, hd, s.ropeTheta, ropeRows_)));
-      }
-      s.residual = bool(k.arg("residual"));
-      if (s.residual) step.args.push_back(arenaArg(k.arg("residual")));
-      // A few-row bucket gets a kernel of its own only where the CPU code differs for it.
-      s.fewRows = (s.outputRows ? b_.seqs + b_.markers : b_.tokens) <= kFewRows && cpu::fewRowsChangesSchedule(s);
-      step.flops = 2.0 * double(s.in) * double(s.out) * (s.act == "swiglu" ? 2 : 1);
-    } else if (s.kind == KIME_CLASS_ATTENTION) {
-      PlanArg q = arenaArg(k.arg("q")), kk = arenaArg(k.arg("k"));
-      s.in = q.cols;
-      s.kvWidth = kk.cols;
-      s.heads = config<IntegerAttr>(k, "heads").getInt();
-      s.kvHeads = config<IntegerAttr>(k, "kv_heads").getInt();
-      s.scale = config<FloatAttr>(k, "scale").getValueAsDouble();
-      s.maxLen = b_.tokens;
-      step.args = {q, kk, arenaArg(k.arg("v")), s.outputRows ? outputRows(KIME_INPUT_OUT_SEQ) : tokens(KIME_INPUT_TOKSEQ),
-                   inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32)};
-      step.flops = 4.0 * double(s.in);  // per (query, key) pair: q.k and p.v
-    } else if (s.kind == KIME_CLASS_HEAD) {
-      normedInput(k, s, step);
-      s.rows = config<StringAttr>(k, "rows").str();
-      const bool picked = hasOutputRows(k.arg("x"));
-      step.args.push_back(s.rows == "markers"
-                              ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32)
-                              : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs, KIME_DTYPE_I32));
-      step.args.push_back(weight(k, "weight", "transposed"));
-      s.bias = bool(k.arg("bias"));
-      if (s.bias) step.args.push_back(weight(k, "bias", "rows"));
-      s.out = step.args[step.args.size() - (s.bias ? 2 : 1)].cols;
-      step.flops = 2.0 * double(s.in) * double(s.out);
-    } else if (s.kind == KIME_CLASS_NORM) {
-      normedInput(k, s, step);
-    } else if (s.kind == KIME_CLASS_SELECT) {
-      step.args = {arenaArg(k.arg("x")), outputRows(KIME_INPUT_OUT_ROWS)};
-      s.in = step.args[0].cols;
+  // Returns the matmul FLOPs per row of output.
+  double linear(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    input(k, s, args);  // normed by a norm kernel when a norm is in front
+    if (k.getAct()) s.act = mlir::kime::stringifyActivation(*k.getAct()).str();
+    s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
+    s.bf16 = k.getArith() == mlir::kime::Arithmetic::bf16;
+    if (s.bf16 && !(s.panel && s.in % 2 == 0))
+      throw CompileError("internal: bf16 linear \"" + k.getNode().str() + "\" of widths that make no pairs in panels");
+    s.ropeHeads = k.getRopeHeads().value_or(0);
+    const int64_t hd = s.ropeHeads ? s.out / s.ropeHeads : 0;
+    s.ropeInterleaved = s.ropeHeads && hd % kRopePairGroup == 0;
+    // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
+    const std::string order = s.ropeInterleaved ? ":rope" + std::to_string(hd) : "";
+    const std::string layout = (s.bf16 ? "pairs.bf16" : s.panel ? "panels" : "transposed") + order;
+    args.set("weight", weight(k, KernelRole::weight, layout));
+    s.bias = bool(k.getBias());
+    if (s.bias) args.set("bias", weight(k, KernelRole::bias, "rows" + order));
+    if (k.getWeightUp()) args.set("weight_up", weight(k, KernelRole::weight_up, layout));
+    if (k.getBiasUp()) args.set("bias_up", weight(k, KernelRole::bias_up, "rows" + order));
+    if (s.ropeHeads) {
+      s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
+      s.ropeRows = ropeRows_;
+      args.set("tokpos", s.outputRows ? outputRows(KIME_INPUT_OUT_POS) : tokens(KIME_INPUT_TOKPOS));
+      args.set("rope_cos", weightArg(w_.ropeTable(false, hd, s.ropeTheta, ropeRows_)));
+      args.set("rope_sin", weightArg(w_.ropeTable(true, hd, s.ropeTheta, ropeRows_)));
     }
-    PlanArg out = arenaArg(k.getResult());
-    if (s.kind == KIME_CLASS_HEAD) out.cols = s.out;  // [M] logits are [M, 1] to the kernel
-    step.args.push_back(out);
-    return step;
+    s.residual = bool(k.getResidual());
+    if (s.residual) args.set("residual", arenaArg(k.getResidual()));
+    // A few-row bucket gets a kernel of its own only where the CPU code differs for it.
+    s.fewRows = (s.outputRows ? b_.seqs + b_.markers : b_.tokens) <= kFewRows && cpu::fewRowsChangesSchedule(s);
+    return 2.0 * double(s.in) * double(s.out) * (s.act == "swiglu" ? 2 : 1);
   }
 
- private:
-  template <typename A>
-  A config(KernelOp k, const char* key) {
-    auto a = k.getConfig().getAs<A>(key);
-    if (!a) throw CompileError("internal: kernel \"" + k.getNode().str() + "\" lacks config " + key);
-    return a;
+  // Returns the FLOPs per (query, key) pair: q.k and p.v.
+  double attention(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    PlanArg q = arenaArg(k.getQ()), kk = arenaArg(k.getK());
+    s.in = q.cols;
+    s.kvWidth = kk.cols;
+    s.heads = k.getHeads().value_or(0);
+    s.kvHeads = k.getKvHeads().value_or(0);
+    s.scale = k.getScaleAttr().getValueAsDouble();
+    s.maxLen = b_.tokens;
+    args.set("q", q);
+    args.set("k", kk);
+    args.set("v", arenaArg(k.getV()));
+    args.set("qseq", s.outputRows ? outputRows(KIME_INPUT_OUT_SEQ) : tokens(KIME_INPUT_TOKSEQ));
+    args.set("cu", inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32));
+    return 4.0 * double(s.in);
+  }
+
+  // Returns the matmul FLOPs per row of output.
+  double head(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    input(k, s, args);
+    norm(k, s, args);
+    s.rows = mlir::kime::stringifyHeadRows(*k.getRows()).str();
+    const bool picked = hasOutputRows(k.getX());
+    args.set("rows", s.rows == "markers"
+                         ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32)
+                         : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs, KIME_DTYPE_I32));
+    PlanArg w = weight(k, KernelRole::weight, "transposed");
+    s.out = w.cols;
+    args.set("weight", w);
+    s.bias = bool(k.getBias());
+    if (s.bias) args.set("bias", weight(k, KernelRole::bias, "rows"));
+    return 2.0 * double(s.in) * double(s.out);
   }
 
   const Bucket& b_;
   int64_t ropeRows_;
   WeightPacker& w_;
-  bool bf16_;  // linears in bf16 (kime-compile --cpu-precision bf16)
 };
 
 }  // namespace
@@ -217,7 +260,7 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
     return success();
   });
   PassManager pm(&ctx);
-  mlir::kime::buildBucketPipeline(pm, bucket.tokens, bucket.seqs, bucket.markers, pruneRows);
+  mlir::kime::buildBucketPipeline(pm, bucket.tokens, bucket.seqs, bucket.markers, pruneRows, bf16Linears);
   if (failed(pm.run(*module)))
     throw CompileError("graph \"" + g.name + "\", bucket {tokens " + std::to_string(bucket.tokens) +
                        ", seqs " + std::to_string(bucket.seqs) + ", markers " +
@@ -229,15 +272,12 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
 
   BucketPlan plan;
   plan.bucket = bucket;
-  StepBuilder sb(bucket, ropeRows, weights, bf16Linears);
+  StepBuilder sb(bucket, ropeRows, weights);
   for (auto fn : module->getOps<func::FuncOp>()) {
     plan.arena = fn->getAttrOfType<IntegerAttr>(mlir::kime::kArenaAttr).getInt();
     for (KernelOp k : fn.getOps<KernelOp>()) {
       KernelSpec spec;
       PlanStep step = sb.build(k, spec);
-      if (const size_t slots = argSlots(spec).size(); step.args.size() != slots)
-        throw CompileError("internal: kernel \"" + step.node + "\" has " + std::to_string(step.args.size()) +
-                           " arguments, but its class takes " + std::to_string(slots) + " (plan.h)");
       step.kernel = kernels.intern(spec);
       plan.steps.push_back(std::move(step));
     }

@@ -17,10 +17,9 @@ class MLIRContext;
 
 namespace kime {
 
-// The distinct kernels of an artifact; identical ones (same key) are kept once.
+// The distinct kernels of an artifact; identical ones (equal specs) are kept once.
 struct KernelRegistry {
   std::vector<KernelSpec> specs;
-  std::map<std::string, int64_t> byKey;
 
   int64_t intern(const KernelSpec& s);
   std::string name(int64_t i) const;  // the symbol: "k3_linear"

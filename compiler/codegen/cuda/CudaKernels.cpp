@@ -318,7 +318,7 @@ std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector
   std::string src = prelude();
   if (math == Math::Tf32) src += kTensorCores;
   for (size_t i = 0; i < specs.size(); ++i)
-    src += "\n// " + specs[i].key() + "\n" + kernelSource(specs[i], names[i], math);
+    src += "\n// " + specs[i].describe() + "\n" + kernelSource(specs[i], names[i], math);
   return src;
 }
 

@@ -201,24 +201,68 @@ LogicalResult OutputRowsOp::verify() {
 // kime.kernel
 //===----------------------------------------------------------------------===//
 
-Value KernelOp::arg(StringRef role) {
-  for (auto [r, v] : llvm::zip(getRoles(), getArgs()))
-    if (cast<StringAttr>(r).getValue() == role) return v;
+#include "kime/IR/KimeInterfaces.cpp.inc"
+
+void KernelOp::build(OpBuilder& b, OperationState& state, Type result, KernelClass kind, StringRef node,
+                     ArrayRef<Value> byRole) {
+  assert(byRole.size() == kKernelRoleCount && "one value (or null) per role");
+  auto at = [&](KernelRole r) { return byRole[size_t(r)]; };
+  using R = KernelRole;
+  build(b, state, result, kind, node, at(R::x), at(R::q), at(R::k), at(R::v), at(R::ids), at(R::qtype),
+        at(R::cu), at(R::markers), at(R::mcu), at(R::tok_table), at(R::type_table), at(R::pos),
+        at(R::norm_weight), at(R::norm_bias), at(R::weight), at(R::bias), at(R::weight_up), at(R::bias_up),
+        at(R::residual), NormKindAttr(), FloatAttr(), ActivationAttr(), IntegerAttr(), FloatAttr(),
+        IntegerAttr(), IntegerAttr(), FloatAttr(), HeadRowsAttr(), ArithmeticAttr(), IntegerAttr());
+}
+
+KernelClass KernelOp::getKernelClass() { return getKind(); }
+StringRef KernelOp::getNodeName() { return getNode(); }
+std::optional<int64_t> KernelOp::getArenaOffset() { return getOffset(); }
+void KernelOp::setArenaOffset(int64_t offset) { setOffset(offset); }
+
+Value KernelOp::getRoleOperand(KernelRole role) {
+  switch (role) {
+    case KernelRole::x: return getX();
+    case KernelRole::q: return getQ();
+    case KernelRole::k: return getK();
+    case KernelRole::v: return getV();
+    case KernelRole::ids: return getIds();
+    case KernelRole::qtype: return getQtype();
+    case KernelRole::cu: return getCu();
+    case KernelRole::markers: return getMarkers();
+    case KernelRole::mcu: return getMcu();
+    case KernelRole::tok_table: return getTokTable();
+    case KernelRole::type_table: return getTypeTable();
+    case KernelRole::pos: return getPos();
+    case KernelRole::norm_weight: return getNormWeight();
+    case KernelRole::norm_bias: return getNormBias();
+    case KernelRole::weight: return getWeight();
+    case KernelRole::bias: return getBias();
+    case KernelRole::weight_up: return getWeightUp();
+    case KernelRole::bias_up: return getBiasUp();
+    case KernelRole::residual: return getResidual();
+  }
   return {};
 }
 
-const KernelRoles& mlir::kime::kernelRoles(kime_kernel_class c) {
-  static const KernelRoles roles[KIME_CLASS_COUNT] = {
-      /* embed */ {{"ids", "qtype", "cu", "tok", "type"}, {"pos"}},
-      /* norm */ {{"x", "norm.weight"}, {"norm.bias"}},
-      /* linear: cu for RoPE's positions */
-      {{"x", "weight"}, {"bias", "weight.up", "bias.up", "cu", "residual"}},
-      /* attention */ {{"q", "k", "v", "cu"}, {}},
-      /* head: markers and mcu for the marker head */
-      {{"x", "cu", "weight"}, {"norm.weight", "norm.bias", "markers", "mcu", "bias"}},
-      /* select */ {{"x", "cu", "markers", "mcu"}, {}},
+const KernelRoles& mlir::kime::kernelRoles(KernelClass c) {
+  using R = KernelRole;
+  auto set = [](std::initializer_list<R> rs) {
+    KernelRoleSet s = 0;
+    for (R r : rs) s |= roleBit(r);
+    return s;
   };
-  return roles[c];
+  static const KernelRoles roles[KIME_CLASS_COUNT] = {
+      /* embed */ {set({R::ids, R::qtype, R::cu, R::tok_table, R::type_table}), set({R::pos})},
+      /* norm */ {set({R::x, R::norm_weight}), set({R::norm_bias})},
+      /* linear: cu for RoPE's positions */
+      {set({R::x, R::weight}), set({R::bias, R::weight_up, R::bias_up, R::cu, R::residual})},
+      /* attention */ {set({R::q, R::k, R::v, R::cu}), 0},
+      /* head: markers and mcu for the marker head */
+      {set({R::x, R::cu, R::weight}), set({R::norm_weight, R::norm_bias, R::markers, R::mcu, R::bias})},
+      /* select */ {set({R::x, R::cu, R::markers, R::mcu}), 0},
+  };
+  return roles[size_t(c)];
 }
 
 // The dialect's classes are plan.h's, by number and by name.
@@ -231,17 +275,79 @@ KIME_SAME_CLASS(attention, KIME_CLASS_ATTENTION)
 KIME_SAME_CLASS(head, KIME_CLASS_HEAD)
 KIME_SAME_CLASS(select, KIME_CLASS_SELECT)
 #undef KIME_SAME_CLASS
+static_assert(kKernelRoleCount <= 32, "KernelRoleSet holds 32 roles");
+
+namespace {
+
+// "a linear kernel", "an attention kernel": how the messages name a kernel of class `c`.
+std::string aKernel(KernelClass c) {
+  StringRef name = stringifyKernelClass(c);
+  return (StringRef("aeiou").contains(name.front()) ? "an " : "a ") + name.str() + " kernel";
+}
+
+// The choices of a kernel: each one belongs to some classes and comes with some operands.
+class KernelChoices {
+ public:
+  explicit KernelChoices(KernelOp op) : op_(op), kind_(op.getKind()) {}
+
+  LogicalResult verify() {
+    const bool norm = op_.getNorm().has_value(), swiglu = op_.getAct() == Activation::swiglu;
+    const bool rope = op_.getRopeHeads().has_value(), linear = kind_ == KernelClass::linear;
+    if (failed(onlyFor("norm", norm, {KernelClass::norm, KernelClass::head})) ||
+        failed(onlyFor("act", op_.getAct().has_value(), {KernelClass::linear})) ||
+        failed(onlyFor("rope", rope, {KernelClass::linear})) ||
+        failed(onlyFor("arith", op_.getArith().has_value(), {KernelClass::linear})) ||
+        failed(onlyFor("heads", op_.getHeads().has_value(), {KernelClass::attention})) ||
+        failed(onlyFor("rows", op_.getRows().has_value(), {KernelClass::head})))
+      return failure();
+    if (kind_ == KernelClass::norm && !norm) return op_.emitOpError("a norm kernel needs its norm(...)");
+    if (kind_ == KernelClass::attention && !(op_.getKvHeads() && op_.getScale()))
+      return op_.emitOpError("an attention kernel needs heads(heads, kv_heads, scale)");
+    if (kind_ == KernelClass::head && !op_.getRows()) return op_.emitOpError("a head kernel needs its rows(...)");
+    const bool markerRows = op_.getRows() == HeadRows::markers;
+    if (failed(together("norm(...)", norm, "eps", op_.getEps().has_value())) ||
+        failed(together("norm(...)", norm, "\"norm_weight\" operand", has(KernelRole::norm_weight))) ||
+        failed(together("norm(layer, ...)", op_.getNorm() == NormKind::layer, "\"norm_bias\" operand", has(KernelRole::norm_bias))) ||
+        failed(together("act(swiglu)", swiglu, "\"weight_up\" operand", has(KernelRole::weight_up))) ||
+        failed(together("act(swiglu) with a bias", swiglu && has(KernelRole::bias), "\"bias_up\" operand", has(KernelRole::bias_up))) ||
+        failed(together("rope(...)", rope, "theta", op_.getRopeTheta().has_value())) ||
+        failed(together("rope(...)", rope, "\"cu\" operand", linear ? has(KernelRole::cu) : rope)) ||
+        failed(together("rows(markers)", markerRows, "\"markers\" operand", kind_ == KernelClass::head ? has(KernelRole::markers) : markerRows)) ||
+        failed(together("rows(markers)", markerRows, "\"mcu\" operand", kind_ == KernelClass::head ? has(KernelRole::mcu) : markerRows)))
+      return failure();
+    return success();
+  }
+
+ private:
+  bool has(KernelRole r) { return bool(op_.getRoleOperand(r)); }
+
+  LogicalResult onlyFor(StringRef choice, bool present, std::initializer_list<KernelClass> classes) {
+    if (!present || llvm::is_contained(classes, kind_)) return success();
+    return op_.emitOpError(aKernel(kind_)) << " takes no " << choice << "(...)";
+  }
+
+  // `what` and `with` go together: each one without the other is an error.
+  LogicalResult together(StringRef what, bool a, StringRef with, bool b) {
+    if (a == b) return success();
+    if (a) return op_.emitOpError(aKernel(kind_)) << " with " << what << " needs its " << with;
+    return op_.emitOpError(aKernel(kind_)) << " with " << with << " needs " << what;
+  }
+
+  KernelOp op_;
+  KernelClass kind_;
+};
+
+}  // namespace
 
 LogicalResult KernelOp::verify() {
-  if (getRoles().size() != getArgs().size())
-    return emitOpError("has ") << getArgs().size() << " operands but " << getRoles().size()
-                               << " roles";
-  const KernelRoles& allowed = kernelRoles(getKernelClass());
-  for (Attribute r : getRoles()) {
-    StringRef role = cast<StringAttr>(r).getValue();
-    if (llvm::find(allowed.required, role) == allowed.required.end() &&
-        llvm::find(allowed.optional, role) == allowed.optional.end())
-      return emitOpError("a ") << stringifyKernelClass(getKind()) << " kernel takes no \"" << role << "\" operand";
+  const KernelRoles& roles = kernelRoles(getKind());
+  for (unsigned i = 0; i < kKernelRoleCount; ++i) {
+    const auto role = KernelRole(i);
+    const bool has = bool(getRoleOperand(role));
+    if (has && !((roles.required | roles.optional) & roleBit(role)))
+      return emitOpError(aKernel(getKind())) << " takes no \"" << stringifyKernelRole(role) << "\" operand";
+    if (!has && (roles.required & roleBit(role)))
+      return emitOpError(aKernel(getKind())) << " needs its \"" << stringifyKernelRole(role) << "\" operand";
   }
-  return success();
+  return KernelChoices(*this).verify();
 }

@@ -21,6 +21,7 @@ inline llvm::hash_code hash_value(const Dim& d) {
 
 #include "kime/IR/KimeDialect.h.inc"
 #include "kime/IR/KimeEnums.h.inc"
+#include "kime/IR/KimeInterfaces.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "kime/IR/KimeTypes.h.inc"
@@ -34,12 +35,17 @@ namespace mlir::kime {
 Type elementTypeOf(MLIRContext* ctx, ::kime::shapes::DType t);
 std::optional<::kime::shapes::DType> dtypeOf(Type t);
 
-// The operand roles of a kernel class (plan.h's kime_kernel_class): those it must have, and
-// those it may have besides. A kernel with any other role is invalid.
+// The number of kernel operand roles (KernelRole), and a set of them.
+constexpr unsigned kKernelRoleCount = getMaxEnumValForKernelRole() + 1;
+using KernelRoleSet = uint32_t;
+constexpr KernelRoleSet roleBit(KernelRole r) { return KernelRoleSet(1) << unsigned(r); }
+
+// The operand roles of a kernel class: those it must have, and those it may have besides. A
+// kernel with any other role is invalid.
 struct KernelRoles {
-  std::vector<const char*> required, optional;
+  KernelRoleSet required = 0, optional = 0;
 };
-const KernelRoles& kernelRoles(kime_kernel_class c);
+const KernelRoles& kernelRoles(KernelClass c);
 
 }  // namespace mlir::kime
 

@@ -9,13 +9,6 @@ include "KimeBase.td"
 include "KimeTypes.td"
 include "mlir/IR/EnumAttr.td"
 
-// The kernel classes, numbered as plan.h's kime_kernel_class (KimeDialect.cpp checks).
-def Kime_KernelClass : I32EnumAttr<"KernelClass", "a kernel class (plan.h's kime_kernel_class)", [
-    I32EnumAttrCase<"embed", 0>, I32EnumAttrCase<"norm", 1>, I32EnumAttrCase<"linear", 2>,
-    I32EnumAttrCase<"attention", 3>, I32EnumAttrCase<"head", 4>, I32EnumAttrCase<"select", 5>]> {
-  let cppNamespace = "::mlir::kime";
-}
-
 def Kime_WeightOp : Kime_Op<"weight"> {
   let summary = "A weight of the checkpoint, by name.";
   let description = [{
@@ -324,39 +317,6 @@ def Kime_OutputRowsOp : Kime_Op<"output_rows"> {
   let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
-//===----------------------------------------------------------------------===//
-// After kime-fuse: kernels
-//===----------------------------------------------------------------------===//
-
-def Kime_KernelOp : Kime_Op<"kernel"> {
-  let summary = "A fused kernel of one class: what codegen compiles and the plan calls.";
-  let description = [{
-    `kind` is the kernel class, an enum (`embed`, `norm`, `linear`, `attention`, `head`,
-    `select`: the output rows of kime-prune-rows); `roles` names what each
-    operand is to the class (`x`, `norm.weight`, `weight`, `bias`, `residual`, `pos`, ...);
-    `config` holds the class's static choices (norm, epsilon, activation, RoPE, heads). After
-    kime-plan-memory, `offset` is the result's byte offset in the bucket's arena.
-
-    ```mlir
-    %r = kime.kernel linear "layers.0.mlp.down"(%a, %w, %x)
-           roles ["x", "weight", "residual"] config {act = "none", norm = "none"}
-           : (!kime.tensor<[T:128, 1024], f32>, !kime.tensor<[256, 1024], f32>,
-              !kime.tensor<[T:128, 256], f32>) -> !kime.tensor<[T:128, 256], f32>
-    ```
-  }];
-  let arguments = (ins Kime_KernelClass:$kind, StrAttr:$node, Variadic<Kime_Tensor>:$args,
-                       StrArrayAttr:$roles, DictionaryAttr:$config,
-                       OptionalAttr<I64Attr>:$offset);
-  let results = (outs Kime_Tensor:$result);
-  let assemblyFormat = [{
-    $kind $node `(` $args `)` `roles` $roles `config` $config attr-dict `:` functional-type($args, results)
-  }];
-  let extraClassDeclaration = [{
-    /// The operand playing `role`, or null.
-    ::mlir::Value arg(::llvm::StringRef role);
-    /// The class as plan.h's kime_kernel_class.
-    kime_kernel_class getKernelClass() { return kime_kernel_class(getKind()); }
-  }];
-}
+include "KimeKernel.td"
 
 #endif // KIME_OPS_TD

@@ -1,7 +1,10 @@
-// kime-fuse: Graph ops -> kime.kernel ops of the classes codegen knows.
+// kime-fuse: Graph ops -> kime.kernel ops of the classes codegen knows, as rewrite patterns.
+// Where two patterns match the same op, the more specific one has the higher benefit (a head
+// or a SwiGLU claims its linears before the plain linear pattern does).
 #include "kime/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kime {
 #define GEN_PASS_DEF_FUSE
@@ -9,100 +12,103 @@ namespace mlir::kime {
 
 namespace {
 
-// A kernel being assembled: operands with their roles, config entries, the ops it absorbs.
+using R = KernelRole;
+
+// The choices of the kernel being assembled (kime.kernel's typed attributes).
+struct Choices {
+  std::optional<NormKind> norm;
+  FloatAttr eps;
+  std::optional<Activation> act;
+  IntegerAttr ropeHeads;
+  FloatAttr ropeTheta;
+  IntegerAttr heads, kvHeads;
+  FloatAttr scale;
+  std::optional<HeadRows> rows;
+  bool bf16 = false;
+};
+
+// A kernel being assembled: its operands by role, its choices, the ops it absorbs.
 struct KernelBuilder {
-  KernelBuilder(KernelClass kind, std::string node) : kind(kind), node(std::move(node)) {}
+  KernelBuilder(KernelClass kind, StringRef node) : kind(kind), node(node.str()) {}
 
   KernelClass kind;
   std::string node;
-  SmallVector<Value> args;
-  SmallVector<std::string> roles;
-  SmallVector<NamedAttribute> config;
-  SmallVector<Operation*> absorbed;  // erased once the kernel replaces `result`
+  std::array<Value, kKernelRoleCount> byRole{};
+  Choices choices;
+  SmallVector<Operation*> absorbed;  // producers first; erased once the kernel replaces `result`
   Value result;                      // the value the kernel computes
 
-  void add(const char* role, Value v) {
-    if (!v) return;
-    args.push_back(v);
-    roles.push_back(role);
-  }
+  void add(R role, Value v) { byRole[size_t(role)] = v; }
+  bool has(R role) const { return bool(byRole[size_t(role)]); }
 };
 
-Operation* singleUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
+Operation* singleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
 
 template <typename OpT>
 OpT definedBy(Value v) {
   return v ? v.getDefiningOp<OpT>() : OpT();
 }
 
-// The norm in front of a kernel, if any: its config and operands.
-Value absorbNorm(KernelBuilder& k, Value x, Builder& b) {
+// The norm in front of a kernel's input rows, if any, joins the kernel; returns the rows
+// before it.
+Value absorbNorm(KernelBuilder& k, Value x) {
   if (auto n = definedBy<RmsNormOp>(x)) {
-    k.config.push_back(b.getNamedAttr("norm", b.getStringAttr("rms")));
-    k.config.push_back(b.getNamedAttr("eps", n.getEpsAttr()));
-    k.add("norm.weight", n.getWeight());
+    k.choices.norm = NormKind::rms;
+    k.choices.eps = n.getEpsAttr();
+    k.add(R::norm_weight, n.getWeight());
     k.absorbed.push_back(n);
     return n.getX();
   }
   if (auto n = definedBy<LayerNormOp>(x)) {
-    k.config.push_back(b.getNamedAttr("norm", b.getStringAttr("layer")));
-    k.config.push_back(b.getNamedAttr("eps", n.getEpsAttr()));
-    k.add("norm.weight", n.getWeight());
-    k.add("norm.bias", n.getBias());
+    k.choices.norm = NormKind::layer;
+    k.choices.eps = n.getEpsAttr();
+    k.add(R::norm_weight, n.getWeight());
+    k.add(R::norm_bias, n.getBias());
     k.absorbed.push_back(n);
     return n.getX();
   }
-  k.config.push_back(b.getNamedAttr("norm", b.getStringAttr("none")));
   return x;
 }
 
-// The kernel's input rows, first among its operands, with the norm in front of them absorbed.
-void absorbInput(KernelBuilder& k, Value x, Builder& b) {
-  Value in = absorbNorm(k, x, b);
-  k.args.insert(k.args.begin(), in);
-  k.roles.insert(k.roles.begin(), "x");
-}
-
-// Emits the kernel in place of `k.result` and erases what it absorbed (a norm only once nothing
-// else reads it: q, k and v each take the norm into their own kernel). `erased` collects the
-// erased ops for callers that hold lists of candidates.
-void emit(KernelBuilder& k, Builder& b, DenseSet<Operation*>* erased = nullptr) {
+// Emits the kernel in place of `k.result`, right after the last op it absorbs, and erases what
+// it absorbed (a norm only once nothing else reads it: q, k and v each take the norm into
+// their own kernel; consumers first).
+void emit(KernelBuilder& k, PatternRewriter& rw) {
   Operation* last = k.result.getDefiningOp();
-  OpBuilder ob(last);
-  ob.setInsertionPointAfter(last);
-  SmallVector<StringRef> roles(k.roles.begin(), k.roles.end());
-  auto op = ob.create<KernelOp>(last->getLoc(), k.result.getType(), k.kind, k.node, k.args,
-                                ob.getStrArrayAttr(roles), ob.getDictionaryAttr(k.config),
-                                IntegerAttr());
-  k.result.replaceAllUsesWith(op.getResult());
-  // Absorbed ops were collected producer first; erase consumers first.
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPointAfter(last);
+  auto op = rw.create<KernelOp>(last->getLoc(), k.result.getType(), k.kind, k.node, k.byRole);
+  const Choices& c = k.choices;
+  if (c.norm) op.setNorm(*c.norm);
+  if (c.eps) op.setEpsAttr(c.eps);
+  if (c.act) op.setAct(*c.act);
+  if (c.ropeHeads) op.setRopeHeadsAttr(c.ropeHeads);
+  if (c.ropeTheta) op.setRopeThetaAttr(c.ropeTheta);
+  if (c.heads) op.setHeadsAttr(c.heads);
+  if (c.kvHeads) op.setKvHeadsAttr(c.kvHeads);
+  if (c.scale) op.setScaleAttr(c.scale);
+  if (c.rows) op.setRows(*c.rows);
+  if (c.bf16) op.setArith(Arithmetic::bf16);
+  rw.replaceAllUsesWith(k.result, op.getResult());
   for (Operation* o : llvm::reverse(k.absorbed))
-    if (o->use_empty()) {
-      if (erased) erased->insert(o);
-      o->erase();
-    }
+    if (o->use_empty()) rw.eraseOp(o);
 }
 
-// tok[ids] + type[qtype] per token (+ pos[positions]).
-void fuseEmbed(func::FuncOp fn, Builder& b) {
-  SmallVector<AddOp> adds;
-  fn.walk([&](AddOp a) { adds.push_back(a); });
-  DenseSet<Operation*> erased;  // a learned-position add joins the kernel of the add before it
-  for (AddOp add : adds) {
-    if (erased.contains(add)) continue;
+// tok[ids] + type[qtype] per token (+ pos[positions]), rooted at the first add.
+struct EmbedPattern : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp add, PatternRewriter& rw) const override {
     auto tok = definedBy<GatherRowsOp>(add.getLhs());
     auto expand = definedBy<ExpandSeqsOp>(add.getRhs());
     auto type = expand ? definedBy<GatherRowsOp>(expand.getX()) : GatherRowsOp();
     if (!tok || !type || !isa<BlockArgument>(tok.getIndex()) || !isa<BlockArgument>(type.getIndex()))
-      continue;
-    KernelBuilder k{KernelClass::embed, add.getNode().str()};
-    k.add("ids", tok.getIndex());
-    k.add("qtype", type.getIndex());
-    k.add("cu", expand.getCu());
-    k.add("tok", tok.getTable());
-    k.add("type", type.getTable());
+      return failure();
+    KernelBuilder k{KernelClass::embed, add.getNode()};
+    k.add(R::ids, tok.getIndex());
+    k.add(R::qtype, type.getIndex());
+    k.add(R::cu, expand.getCu());
+    k.add(R::tok_table, tok.getTable());
+    k.add(R::type_table, type.getTable());
     k.absorbed = {tok, type, expand, add};
     k.result = add.getResult();
     // A learned position table added right after joins the same pass.
@@ -111,37 +117,36 @@ void fuseEmbed(func::FuncOp fn, Builder& b) {
       auto pos = definedBy<GatherRowsOp>(other);
       auto positions = pos ? definedBy<PositionsOp>(pos.getIndex()) : PositionsOp();
       if (positions && positions.getCu() == expand.getCu()) {
-        k.add("pos", pos.getTable());
+        k.add(R::pos, pos.getTable());
         k.absorbed.append({pos.getOperation(), outer.getOperation()});
         k.result = outer.getResult();
         k.node = outer.getNode().str();
       }
     }
-    k.config.push_back(b.getNamedAttr("learned_pos", b.getBoolAttr(k.roles.back() == "pos")));
-    emit(k, b, &erased);
+    emit(k, rw);
+    return success();
   }
-}
+};
 
 // norm(x) -> marker rows or first rows -> linear (-> squeeze): the final norm is computed only
 // for the rows the head reads.
-void fuseHeads(func::FuncOp fn, Builder& b) {
-  SmallVector<LinearOp> linears;
-  fn.walk([&](LinearOp l) { linears.push_back(l); });
-  for (LinearOp l : linears) {
+struct HeadPattern : OpRewritePattern<LinearOp> {
+  HeadPattern(MLIRContext* ctx) : OpRewritePattern(ctx, /*benefit=*/3) {}
+  LogicalResult matchAndRewrite(LinearOp l, PatternRewriter& rw) const override {
     auto markers = definedBy<GatherMarkersOp>(l.getX());
     auto first = definedBy<FirstRowsOp>(l.getX());
-    if (!markers && !first) continue;
-    KernelBuilder k{KernelClass::head, l.getNode().str()};
+    if (!markers && !first) return failure();
+    KernelBuilder k{KernelClass::head, l.getNode()};
     Operation* rows = markers ? markers.getOperation() : first.getOperation();
-    absorbInput(k, rows->getOperand(0), b);
-    k.add("cu", rows->getOperand(1));
+    k.add(R::x, absorbNorm(k, rows->getOperand(0)));
+    k.add(R::cu, rows->getOperand(1));
     if (markers) {
-      k.add("markers", markers.getMarkers());
-      k.add("mcu", markers.getMcu());
+      k.add(R::markers, markers.getMarkers());
+      k.add(R::mcu, markers.getMcu());
     }
-    k.add("weight", l.getWeight());
-    k.add("bias", l.getBias());
-    k.config.push_back(b.getNamedAttr("rows", b.getStringAttr(markers ? "markers" : "first")));
+    k.add(R::weight, l.getWeight());
+    k.add(R::bias, l.getBias());
+    k.choices.rows = markers ? HeadRows::markers : HeadRows::first;
     k.absorbed.append({rows, l.getOperation()});  // after the norm: producers first
     k.result = l.getResult();
     if (auto sq = dyn_cast_or_null<SqueezeOp>(singleUser(l.getResult()))) {
@@ -149,13 +154,13 @@ void fuseHeads(func::FuncOp fn, Builder& b) {
       k.result = sq.getResult();
       k.node = sq.getNode().str();
     }
-    emit(k, b);
+    emit(k, rw);
+    return success();
   }
-}
+};
 
-// After the matmul: RoPE, GELU or SiLU(gate)*up, then a residual add.
-void absorbEpilogue(KernelBuilder& k, Builder& b) {
-  std::string act = "none";
+// After the matmul: RoPE, GELU (SwiGLU is the caller's), then a residual add.
+void absorbEpilogue(KernelBuilder& k) {
   auto rope = dyn_cast_or_null<RopeOp>(singleUser(k.result));
   // Positions within the sequence come from cu; the runtime stages them once per batch.
   // (Of the output rows, after kime-prune-rows: the positions picked by output_rows.)
@@ -163,141 +168,158 @@ void absorbEpilogue(KernelBuilder& k, Builder& b) {
   if (auto picked = definedBy<OutputRowsOp>(pos)) pos = picked.getX();
   auto positions = definedBy<PositionsOp>(pos);
   if (rope && positions) {
-    k.config.push_back(b.getNamedAttr("rope_heads", rope.getHeadsAttr()));
-    k.config.push_back(b.getNamedAttr("rope_theta", rope.getThetaAttr()));
-    k.add("cu", positions.getCu());
+    k.choices.ropeHeads = rope.getHeadsAttr();
+    k.choices.ropeTheta = rope.getThetaAttr();
+    k.add(R::cu, positions.getCu());
     k.absorbed.push_back(rope);
     k.result = rope.getResult();
   } else if (auto gelu = dyn_cast_or_null<GeluOp>(singleUser(k.result))) {
-    act = "gelu";
+    k.choices.act = Activation::gelu;
     k.absorbed.push_back(gelu);
     k.result = gelu.getResult();
   }
-  if (k.roles.end() != llvm::find(k.roles, "weight.up")) act = "swiglu";
-  k.config.push_back(b.getNamedAttr("act", b.getStringAttr(act)));
   if (auto add = dyn_cast_or_null<AddOp>(singleUser(k.result))) {
-    k.add("residual", add.getLhs() == k.result ? add.getRhs() : add.getLhs());
+    k.add(R::residual, add.getLhs() == k.result ? add.getRhs() : add.getLhs());
     k.absorbed.push_back(add);
     k.result = add.getResult();
     k.node = add.getNode().str();
   }
 }
 
-// mul(silu(linear(m, Wg)), linear(m, Wu)): one kernel over both weights.
-void fuseSwiGlu(func::FuncOp fn, Builder& b) {
-  SmallVector<MulOp> muls;
-  fn.walk([&](MulOp m) { muls.push_back(m); });
-  for (MulOp mul : muls) {
-    auto silu = definedBy<SiluOp>(mul.getLhs());
+// The linear's arithmetic: bf16 (when asked for) where its weights make whole panels of whole
+// pairs of inputs; a linear of other widths keeps f32.
+bool takesBf16(Value weight, Arithmetic asked) {
+  auto dims = cast<KimeTensorType>(weight.getType()).getDims();
+  return asked == Arithmetic::bf16 && dims[0].value % kLinearPanelColumns == 0 && dims[1].value % 2 == 0;
+}
+
+// mul(silu(linear(m, Wg)), linear(m, Wu)): one kernel over both weights, from either linear.
+struct SwiGluPattern : OpRewritePattern<LinearOp> {
+  SwiGluPattern(MLIRContext* ctx, Arithmetic arith) : OpRewritePattern(ctx, /*benefit=*/2), arith(arith) {}
+  LogicalResult matchAndRewrite(LinearOp l, PatternRewriter& rw) const override {
+    Operation* user = singleUser(l.getResult());
+    if (auto silu = dyn_cast_or_null<SiluOp>(user)) user = singleUser(silu.getResult());
+    auto mul = dyn_cast_or_null<MulOp>(user);
+    auto silu = mul ? definedBy<SiluOp>(mul.getLhs()) : SiluOp();
     auto gate = silu ? definedBy<LinearOp>(silu.getX()) : LinearOp();
-    auto up = definedBy<LinearOp>(mul.getRhs());
+    auto up = mul ? definedBy<LinearOp>(mul.getRhs()) : LinearOp();
     if (!gate || !up || gate.getX() != up.getX() || !gate.getResult().hasOneUse() ||
         !silu.getResult().hasOneUse() || !up.getResult().hasOneUse())
-      continue;
-    KernelBuilder k{KernelClass::linear, mul.getNode().str()};
-    k.add("x", gate.getX());  // normed, when a norm is in front, by a norm kernel (fuseNorms)
-    k.add("weight", gate.getWeight());
-    k.add("bias", gate.getBias());
-    k.add("weight.up", up.getWeight());
-    k.add("bias.up", up.getBias());
+      return failure();
+    KernelBuilder k{KernelClass::linear, mul.getNode()};
+    k.add(R::x, gate.getX());  // normed, when a norm is in front, by a norm kernel (NormPattern)
+    k.add(R::weight, gate.getWeight());
+    k.add(R::bias, gate.getBias());
+    k.add(R::weight_up, up.getWeight());
+    k.add(R::bias_up, up.getBias());
+    k.choices.act = Activation::swiglu;
+    k.choices.bf16 = takesBf16(gate.getWeight(), arith);
     for (Operation* o : {gate.getOperation(), silu.getOperation(), up.getOperation(), mul.getOperation()})
       k.absorbed.push_back(o);
     k.result = mul.getResult();
-    absorbEpilogue(k, b);
-    emit(k, b);
+    absorbEpilogue(k);
+    emit(k, rw);
+    return success();
   }
-}
+  Arithmetic arith;
+};
 
-void fuseLinears(func::FuncOp fn, Builder& b) {
-  SmallVector<LinearOp> linears;
-  fn.walk([&](LinearOp l) { linears.push_back(l); });
-  for (LinearOp l : linears) {
-    KernelBuilder k{KernelClass::linear, l.getNode().str()};
-    k.add("x", l.getX());  // normed, when a norm is in front, by a norm kernel (fuseNorms)
-    k.add("weight", l.getWeight());
-    k.add("bias", l.getBias());
+struct LinearPattern : OpRewritePattern<LinearOp> {
+  LinearPattern(MLIRContext* ctx, Arithmetic arith) : OpRewritePattern(ctx, /*benefit=*/1), arith(arith) {}
+  LogicalResult matchAndRewrite(LinearOp l, PatternRewriter& rw) const override {
+    KernelBuilder k{KernelClass::linear, l.getNode()};
+    k.add(R::x, l.getX());  // normed, when a norm is in front, by a norm kernel (NormPattern)
+    k.add(R::weight, l.getWeight());
+    k.add(R::bias, l.getBias());
+    k.choices.bf16 = takesBf16(l.getWeight(), arith);
     k.absorbed.push_back(l);
     k.result = l.getResult();
-    absorbEpilogue(k, b);
-    emit(k, b);
+    absorbEpilogue(k);
+    emit(k, rw);
+    return success();
   }
-}
+  Arithmetic arith;
+};
 
-void fuseAttention(func::FuncOp fn, Builder& b) {
-  SmallVector<AttentionOp> atts;
-  fn.walk([&](AttentionOp a) { atts.push_back(a); });
-  for (AttentionOp a : atts) {
-    KernelBuilder k{KernelClass::attention, a.getNode().str()};
-    k.add("q", a.getQ());
-    k.add("k", a.getK());
-    k.add("v", a.getV());
-    k.add("cu", a.getCu());
+struct AttentionPattern : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp a, PatternRewriter& rw) const override {
     // The sequence of each query row (output rows after kime-prune-rows) is staged by the
     // runtime from cu, markers and mcu, like the tokens' sequences.
     auto qseq = definedBy<OutputRowsOp>(a.getQseq());
-    if (a.getQseq() && !(qseq && definedBy<SequenceIdsOp>(qseq.getX()))) continue;
-    k.config = {b.getNamedAttr("heads", a.getHeadsAttr()),
-                b.getNamedAttr("kv_heads", a.getKvHeadsAttr()),
-                b.getNamedAttr("scale", a.getScaleAttr())};
+    if (a.getQseq() && !(qseq && definedBy<SequenceIdsOp>(qseq.getX()))) return failure();
+    KernelBuilder k{KernelClass::attention, a.getNode()};
+    k.add(R::q, a.getQ());
+    k.add(R::k, a.getK());
+    k.add(R::v, a.getV());
+    k.add(R::cu, a.getCu());
+    k.choices.heads = a.getHeadsAttr();
+    k.choices.kvHeads = a.getKvHeadsAttr();
+    k.choices.scale = a.getScaleAttr();
     k.absorbed = {a};
     k.result = a.getResult();
-    emit(k, b);
+    emit(k, rw);
+    return success();
   }
-}
+};
 
 // A norm in front of linears is a kernel of its own: in a linear's prologue every row would be
 // normed again for each block of output columns (twelve times for a BERT-base q), and q, k and
-// v would each norm the same rows. (A head, reading few rows, keeps its norm.)
-void fuseNorms(func::FuncOp fn, Builder& b) {
-  SmallVector<Operation*> norms;
-  fn.walk([&](Operation* op) {
-    if (isa<RmsNormOp, LayerNormOp>(op)) norms.push_back(op);
-  });
-  for (Operation* n : norms) {
-    KernelBuilder k{KernelClass::norm, n->getAttrOfType<StringAttr>("node").str()};
-    absorbInput(k, n->getResult(0), b);
-    k.result = n->getResult(0);
-    emit(k, b);
+// v would each norm the same rows. A head, reading few rows, takes its norm in: a norm that
+// head rows read waits for the heads (HeadPattern).
+template <typename NormOpT>
+struct NormPattern : OpRewritePattern<NormOpT> {
+  using OpRewritePattern<NormOpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(NormOpT n, PatternRewriter& rw) const override {
+    for (Operation* user : n->getUsers())
+      if (isa<GatherMarkersOp, FirstRowsOp>(user)) return failure();
+    KernelBuilder k{KernelClass::norm, n.getNode()};
+    k.add(R::x, absorbNorm(k, n.getResult()));
+    k.result = n.getResult();
+    emit(k, rw);
+    return success();
   }
-}
+};
 
 // The output rows of a token matrix (kime-prune-rows): a copy of the rows the heads read.
-void fuseOutputRows(func::FuncOp fn, Builder& b) {
-  SmallVector<OutputRowsOp> picks;
-  fn.walk([&](OutputRowsOp p) { picks.push_back(p); });
-  for (OutputRowsOp p : picks) {
-    if (cast<KimeTensorType>(p.getX().getType()).getDims().size() != 2) continue;  // positions, sequences
-    KernelBuilder k{KernelClass::select, p.getNode().str()};
-    k.add("x", p.getX());
-    k.add("cu", p.getCu());
-    k.add("markers", p.getMarkers());
-    k.add("mcu", p.getMcu());
+struct SelectPattern : OpRewritePattern<OutputRowsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OutputRowsOp p, PatternRewriter& rw) const override {
+    if (cast<KimeTensorType>(p.getX().getType()).getDims().size() != 2) return failure();  // positions, sequences
+    KernelBuilder k{KernelClass::select, p.getNode()};
+    k.add(R::x, p.getX());
+    k.add(R::cu, p.getCu());
+    k.add(R::markers, p.getMarkers());
+    k.add(R::mcu, p.getMcu());
     k.absorbed = {p};
     k.result = p.getResult();
-    emit(k, b);
+    emit(k, rw);
+    return success();
   }
-}
+};
 
 struct FusePass : impl::FuseBase<FusePass> {
+  using FuseBase::FuseBase;
   void runOnOperation() override {
-    func::FuncOp fn = getOperation();
-    Builder b(fn.getContext());
-    // Most specific first: the heads and SwiGLU claim their linears before the plain ones do.
-    fuseEmbed(fn, b);
-    fuseHeads(fn, b);
-    fuseSwiGlu(fn, b);
-    fuseLinears(fn, b);
-    fuseAttention(fn, b);
-    fuseNorms(fn, b);
-    fuseOutputRows(fn, b);
+    std::optional<Arithmetic> arith = symbolizeArithmetic(linearArith);
+    if (!arith) {
+      getOperation().emitError("kime-fuse: linear-arith must be f32 or bf16, not \"") << linearArith << "\"";
+      return signalPassFailure();
+    }
+    MLIRContext* ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<EmbedPattern, HeadPattern, AttentionPattern, NormPattern<RmsNormOp>, NormPattern<LayerNormOp>,
+                 SelectPattern>(ctx);
+    patterns.add<SwiGluPattern, LinearPattern>(ctx, *arith);
     // Positions and sequences feed RoPE, learned tables and attention, which the runtime stages
-    // them for; once those are fused nothing reads them. Consumers first.
-    SmallVector<Operation*> staged;
-    fn.walk([&](Operation* op) {
-      if (isa<PositionsOp, SequenceIdsOp, OutputRowsOp>(op)) staged.push_back(op);
-    });
-    for (Operation* op : llvm::reverse(staged))
-      if (op->use_empty()) op->erase();
+    // them for; once those are fused nothing reads them, and the driver erases them as dead.
+    GreedyRewriteConfig config;
+    config.useTopDownTraversal = true;
+    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config))) {
+      getOperation().emitError("kime-fuse: the patterns did not converge");
+      signalPassFailure();
+    }
   }
 };
 

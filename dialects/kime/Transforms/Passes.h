@@ -14,9 +14,14 @@ namespace mlir::kime {
 #define GEN_PASS_REGISTRATION
 #include "kime/Transforms/Passes.h.inc"
 
-// specialize-bucket, prune-rows (unless told not to), fuse, plan-memory, verify-backend-contract,
-// in that order.
-void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, bool pruneRows = true);
+// specialize-bucket, prune-rows (unless told not to), fuse (linears in bf16 where asked and
+// their widths allow), plan-memory, verify-backend-contract, in that order.
+void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, bool pruneRows = true,
+                         bool bf16Linears = false);
+
+// A bf16 linear's weights are panels of this many output columns, each of pairs of inputs: a
+// linear takes bf16 only where its outputs make whole panels and its inputs whole pairs.
+inline constexpr int64_t kLinearPanelColumns = 16;
 
 // The attribute names the passes leave on the function.
 inline constexpr const char* kBucketAttr = "kime.bucket";

@@ -51,7 +51,14 @@ def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
     Before: `rms_norm`, `linear`, `silu`, `linear`, `mul`, `linear`, `add` (a SwiGLU block).
     After: a `kime.kernel norm` and two `kime.kernel linear` ops.
     Ops that match no class are left alone; kime-verify-backend-contract then names them.
+    Each of these is a rewrite pattern; where two match the same op the more specific one
+    (higher benefit) wins: a head's linear, then SwiGLU's two linears, then a plain linear.
   }];
+  let options = [
+    Option<"linearArith", "linear-arith", "std::string", "\"f32\"",
+           "the linears' CPU arithmetic: f32, or bf16 where a linear's outputs make whole "
+           "panels of 16 columns and its inputs whole pairs">,
+  ];
 }
 
 def PlanMemory : Pass<"kime-plan-memory", "::mlir::func::FuncOp"> {

@@ -76,8 +76,8 @@ class Arena {
 struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
-    SmallVector<KernelOp> kernels;
-    fn.walk([&](KernelOp k) { kernels.push_back(k); });
+    SmallVector<KernelOpInterface> kernels;
+    fn.walk([&](KernelOpInterface k) { kernels.push_back(k); });
     DenseMap<Operation*, size_t> index;
     for (size_t i = 0; i < kernels.size(); ++i) index[kernels[i]] = i;
 
@@ -85,15 +85,15 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
     std::vector<size_t> lastUse(kernels.size());
     for (size_t i = 0; i < kernels.size(); ++i) {
       lastUse[i] = i;
-      for (Operation* user : kernels[i].getResult().getUsers())
-        lastUse[i] = isa<KernelOp>(user) ? std::max(lastUse[i], index.lookup(user)) : kernels.size();
+      for (Operation* user : kernels[i]->getResult(0).getUsers())
+        lastUse[i] = isa<KernelOpInterface>(user) ? std::max(lastUse[i], index.lookup(user)) : kernels.size();
     }
 
     Arena arena;
     Builder b(fn.getContext());
     std::vector<int64_t> offsets(kernels.size()), sizes(kernels.size());
     for (size_t i = 0; i < kernels.size(); ++i) {
-      sizes[i] = boundBytes(kernels[i].getType());
+      sizes[i] = boundBytes(kernels[i]->getResult(0).getType());
       if (sizes[i] < 0) {
         kernels[i].emitOpError("has an unbounded size; run kime-specialize-bucket first");
         return signalPassFailure();
@@ -101,7 +101,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
       sizes[i] = alignUp(sizes[i]);
       // A kernel's output must not overlap its inputs, so frees happen after the allocation.
       offsets[i] = arena.allocate(sizes[i]);
-      kernels[i].setOffsetAttr(b.getI64IntegerAttr(offsets[i]));
+      kernels[i].setArenaOffset(offsets[i]);
       for (size_t j = 0; j <= i; ++j)
         if (lastUse[j] == i) arena.release(offsets[j], sizes[j]);
     }

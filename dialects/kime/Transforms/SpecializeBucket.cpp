@@ -54,11 +54,12 @@ struct SpecializeBucketPass : impl::SpecializeBucketBase<SpecializeBucketPass> {
 
 }  // namespace
 
-void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, bool pruneRows) {
+void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, bool pruneRows,
+                         bool bf16Linears) {
   OpPassManager& f = pm.nest<func::FuncOp>();
   f.addPass(createSpecializeBucket(SpecializeBucketOptions{tokens, seqs, markers}));
   if (pruneRows) f.addPass(createPruneRows());
-  f.addPass(createFuse());
+  f.addPass(createFuse(FuseOptions{bf16Linears ? "bf16" : "f32"}));
   f.addPass(createPlanMemory());
   f.addPass(createVerifyBackendContract());
 }

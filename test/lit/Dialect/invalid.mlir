@@ -309,27 +309,109 @@ func.func @bad_type(%x: !kime.tensor<[X, 8], f32>) {
 
 // -----
 
-func.func @kernel_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
+func.func @kernel_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
   // The class is an enum: another word does not parse.
   // expected-error @+1 {{invalid kind attribute specification: "conv"}}
-  %y = kime.kernel "conv" "l"(%x, %w) roles ["x", "weight"] config {} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
+  %y = kime.kernel "conv" "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
-func.func @kernel_roles(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op has 2 operands but 1 roles}}
-  %y = kime.kernel linear "l"(%x, %w) roles ["x"] config {} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
+func.func @kernel_unknown_role(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // Operands are named by role: a name that is no role does not parse.
+  // expected-error @+1 {{expected ':'}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) gamma(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
-// A linear's input comes normed by a norm kernel: a linear with a norm's weight would be lowered
-// without its norm.
-func.func @kernel_role_of_another_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op a linear kernel takes no "norm.weight" operand}}
-  %y = kime.kernel linear "l"(%x, %w, %g) roles ["x", "weight", "norm.weight"] config {} : (!kime.tensor<[T:8, 4], f32>, !kime.tensor<[4, 4], f32>, !kime.tensor<[4], f32>) -> !kime.tensor<[T:8, 4], f32>
+func.func @kernel_role_of_another_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // A linear's input comes normed by a norm kernel: a linear with a norm's weight would be
+  // lowered without its norm.
+  // expected-error @+1 {{'kime.kernel' op a linear kernel takes no "norm_weight" operand}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_missing_role(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a linear kernel needs its "weight" operand}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_choice_of_another_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a linear kernel takes no rows(...)}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) rows(first) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_arith_of_a_norm(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a norm kernel takes no arith(...)}}
+  %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(rms, 1.0e-6) arith(bf16) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_norm_without_norm(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a norm kernel needs its norm(...)}}
+  %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_layer_norm_without_bias(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a norm kernel with norm(layer, ...) needs its "norm_bias" operand}}
+  %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(layer, 1.0e-5) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_swiglu_without_up(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a linear kernel with act(swiglu) needs its "weight_up" operand}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) act(swiglu) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_rope_without_cu(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // RoPE's positions come from cu.
+  // expected-error @+1 {{'kime.kernel' op a linear kernel with rope(...) needs its "cu" operand}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) rope(1, 1.0e4) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_cu_without_rope(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a linear kernel with "cu" operand needs rope(...)}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_attention_without_heads(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op an attention kernel needs heads(heads, kv_heads, scale)}}
+  %y = kime.kernel attention "a" q(%x : !kime.tensor<[T:8, 4], f32>) k(%x : !kime.tensor<[T:8, 4], f32>) v(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_first_rows_with_markers(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a head kernel with "markers" operand needs rows(markers)}}
+  %y = kime.kernel head "h" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) markers(%cu : !kime.tensor<[S+1:3], ui32>) mcu(%cu : !kime.tensor<[S+1:3], ui32>) weight(%w : !kime.tensor<[4, 4], f32>) rows(first) : !kime.tensor<[S:2, 4], f32>
   return
 }

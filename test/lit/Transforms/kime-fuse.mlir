@@ -11,18 +11,18 @@
 // CHECK-LABEL: func.func @tiny
 // CHECK-DAG: %[[NORM1:.+]] = kime.weight "layers.0.attn_norm.weight"
 // CHECK-DAG: %[[WQ:.+]] = kime.weight "layers.0.attn.q.weight"
-// CHECK: %[[X:.+]] = kime.kernel embed "embed"(%arg0, %arg4, %arg1, %{{.+}}, %{{.+}}) roles ["ids", "qtype", "cu", "tok", "type"] config {learned_pos = false} : {{.*}} -> !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[N:.+]] = kime.kernel norm "layers.0.attn_norm"(%[[X]], %[[NORM1]]) roles ["x", "norm.weight"] config {eps = {{.*}}, norm = "rms"} : {{.*}} -> !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[V:.+]] = kime.kernel linear "layers.0.attn.v"(%[[N]], %{{.+}}) roles ["x", "weight"] config {act = "none"}
-// CHECK-NEXT: %[[Q:.+]] = kime.kernel linear "layers.0.attn.q"(%[[N]], %[[WQ]], %arg1) roles ["x", "weight", "cu"] config {act = "none", rope_heads = 2 : i64, rope_theta = 1.000000e+04 : f64}
-// CHECK-NEXT: %[[K:.+]] = kime.kernel linear "layers.0.attn.k"(%[[N]], {{.*}}) roles ["x", "weight", "cu"] config {{{.*}}rope_heads = 1 : i64
-// CHECK-NEXT: %[[A:.+]] = kime.kernel attention "layers.0.attn"(%[[Q]], %[[K]], %[[V]], %arg1) roles ["q", "k", "v", "cu"] config {heads = 2 : i64, kv_heads = 1 : i64, scale = 5.000000e-01 : f64}
-// CHECK-NEXT: %[[R1:.+]] = kime.kernel linear "layers.0.attn.residual"(%[[A]], %{{.+}}, %[[X]]) roles ["x", "weight", "residual"]
-// CHECK-NEXT: %[[M:.+]] = kime.kernel norm "layers.0.mlp_norm"(%[[R1]], %{{.+}}) roles ["x", "norm.weight"]
-// CHECK-NEXT: %[[H:.+]] = kime.kernel linear "layers.0.mlp.act"(%[[M]], %{{.+}}, %{{.+}}) roles ["x", "weight", "weight.up"] config {act = "swiglu"} : {{.*}} -> !kime.tensor<[T:64, 12], f32>
-// CHECK-NEXT: %[[R2:.+]] = kime.kernel linear "layers.0.mlp.residual"(%[[H]], %{{.+}}, %[[R1]]) roles ["x", "weight", "residual"]
-// CHECK-NEXT: %[[L:.+]] = kime.kernel head "head.marker.logits"(%[[R2]], {{.*}}) roles ["x", "norm.weight", "cu", "markers", "mcu", "weight", "bias"] config {{{.*}}rows = "markers"} : {{.*}} -> !kime.tensor<[M:16], f32>
-// CHECK-NEXT: %[[ACT:.+]] = kime.kernel head "head.act"(%[[R2]], {{.*}}) roles ["x", "norm.weight", "cu", "weight", "bias"] config {{{.*}}rows = "first"} : {{.*}} -> !kime.tensor<[S:4, 2], f32>
+// CHECK: %[[X:.+]] = kime.kernel embed "embed" ids(%arg0 : {{.*}}) qtype(%arg4 : {{.*}}) cu(%arg1 : {{.*}}) tok_table(%{{.+}} : {{.*}}) type_table(%{{.+}} : {{.*}}) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[N:.+]] = kime.kernel norm "layers.0.attn_norm" x(%[[X]] : {{.*}}) norm_weight(%[[NORM1]] : {{.*}}) norm(rms, 9.9999999999999995E-7) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[V:.+]] = kime.kernel linear "layers.0.attn.v" x(%[[N]] : {{.*}}) weight(%{{.+}} : {{.*}}) : !kime.tensor<[T:64, 4], f32>
+// CHECK-NEXT: %[[Q:.+]] = kime.kernel linear "layers.0.attn.q" x(%[[N]] : {{.*}}) cu(%arg1 : {{.*}}) weight(%[[WQ]] : {{.*}}) rope(2, 1.000000e+04) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[K:.+]] = kime.kernel linear "layers.0.attn.k" x(%[[N]] : {{.*}}) cu(%arg1 : {{.*}}) weight(%{{.+}} : {{.*}}) rope(1, 1.000000e+04) : !kime.tensor<[T:64, 4], f32>
+// CHECK-NEXT: %[[A:.+]] = kime.kernel attention "layers.0.attn" q(%[[Q]] : {{.*}}) k(%[[K]] : {{.*}}) v(%[[V]] : {{.*}}) cu(%arg1 : {{.*}}) heads(2, 1, 5.000000e-01) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[R1:.+]] = kime.kernel linear "layers.0.attn.residual" x(%[[A]] : {{.*}}) weight(%{{.+}} : {{.*}}) residual(%[[X]] : {{.*}}) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[M:.+]] = kime.kernel norm "layers.0.mlp_norm" x(%[[R1]] : {{.*}}) norm_weight(%{{.+}} : {{.*}}) norm(rms, {{.*}}) :
+// CHECK-NEXT: %[[H:.+]] = kime.kernel linear "layers.0.mlp.act" x(%[[M]] : {{.*}}) weight(%{{.+}} : {{.*}}) weight_up(%{{.+}} : {{.*}}) act(swiglu) : !kime.tensor<[T:64, 12], f32>
+// CHECK-NEXT: %[[R2:.+]] = kime.kernel linear "layers.0.mlp.residual" x(%[[H]] : {{.*}}) weight(%{{.+}} : {{.*}}) residual(%[[R1]] : {{.*}}) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[L:.+]] = kime.kernel head "head.marker.logits" x(%[[R2]] : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) norm_weight(%{{.+}} : {{.*}}) weight(%{{.+}} : {{.*}}) bias(%{{.+}} : {{.*}}) norm(rms, {{.*}}) rows(markers) : !kime.tensor<[M:16], f32>
+// CHECK-NEXT: %[[ACT:.+]] = kime.kernel head "head.act" x(%[[R2]] : {{.*}}) cu(%arg1 : {{.*}}) norm_weight(%{{.+}} : {{.*}}) weight(%{{.+}} : {{.*}}) bias(%{{.+}} : {{.*}}) norm(rms, {{.*}}) rows(first) : !kime.tensor<[S:4, 2], f32>
 // CHECK-NEXT: return %[[L]], %[[ACT]]
 
 // GONE-NOT: kime.rms_norm

@@ -82,7 +82,7 @@ TEST(PlanAbi, CpuKernelParametersAreThePlanSlots) {
       cpu::HalideKernel k = cpu::buildKernel(s, cpu::isaOf(target));
       std::vector<std::string> got;
       for (const auto& a : k.args) got.push_back(a.name);
-      EXPECT_EQ(got, want) << s.key() << " for " << target;
+      EXPECT_EQ(got, want) << s.describe() << " for " << target;
     }
   }
 }
@@ -102,7 +102,7 @@ TEST(PlanAbi, CudaSignaturesAreThePlanSlots) {
       for (std::string p; std::getline(params, p, ',');) got.push_back(p.substr(p.find_last_of("* ") + 1));
       std::vector<std::string> want = slotNames(specs[i]);
       want.insert(want.begin(), "counts");
-      EXPECT_EQ(got, want) << specs[i].key() << " (" << cuda::mathName(math) << ")";
+      EXPECT_EQ(got, want) << specs[i].describe() << " (" << cuda::mathName(math) << ")";
     }
   }
 }

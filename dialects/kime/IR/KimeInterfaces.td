@@ -1,0 +1,27 @@
+//===- KimeInterfaces.td - what passes read off any kime kernel -----------===//
+#ifndef KIME_INTERFACES_TD
+#define KIME_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Kime_KernelOpInterface : OpInterface<"KernelOpInterface"> {
+  let cppNamespace = "::mlir::kime";
+  let description = [{
+    What the passes after kime-fuse and the compiler's lowering read off a kernel: its class,
+    the Graph node it ends at, its operands by role, and the arena offset kime-plan-memory gives
+    its result.
+  }];
+  let methods = [
+    InterfaceMethod<"The kernel's class (plan.h's numbering).", "::mlir::kime::KernelClass",
+                    "getKernelClass">,
+    InterfaceMethod<"The Graph node the kernel ends at.", "::llvm::StringRef", "getNodeName">,
+    InterfaceMethod<"The operand playing `role`, or null.", "::mlir::Value", "getRoleOperand",
+                    (ins "::mlir::kime::KernelRole":$role)>,
+    InterfaceMethod<"The result's byte offset in the arena, once planned.",
+                    "std::optional<int64_t>", "getArenaOffset">,
+    InterfaceMethod<"Places the result at `offset` in the arena.", "void", "setArenaOffset",
+                    (ins "int64_t":$offset)>,
+  ];
+}
+
+#endif // KIME_INTERFACES_TD

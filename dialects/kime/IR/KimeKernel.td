@@ -1,0 +1,142 @@
+//===- KimeKernel.td - kime.kernel: what kime-fuse makes of the Graph ops -===//
+//
+// A kernel's class, its choices (norm, activation, RoPE, attention heads, rows, arithmetic) as
+// typed attributes and its operands by role, each a named optional operand: what codegen
+// compiles and the plan calls. The verifier checks each class's roles and choices.
+#ifndef KIME_KERNEL_TD
+#define KIME_KERNEL_TD
+
+include "KimeBase.td"
+include "KimeTypes.td"
+include "mlir/IR/EnumAttr.td"
+include "KimeInterfaces.td"
+
+// The kernel classes, numbered as plan.h's kime_kernel_class (KimeDialect.cpp checks).
+def Kime_KernelClass : I32EnumAttr<"KernelClass", "a kernel class (plan.h's kime_kernel_class)", [
+    I32EnumAttrCase<"embed", 0>, I32EnumAttrCase<"norm", 1>, I32EnumAttrCase<"linear", 2>,
+    I32EnumAttrCase<"attention", 3>, I32EnumAttrCase<"head", 4>, I32EnumAttrCase<"select", 5>]> {
+  let cppNamespace = "::mlir::kime";
+}
+
+// The norm in front of a norm or head kernel's rows (none: the attribute is absent).
+def Kime_NormKind : I32EnumAttr<"NormKind", "the norm of a kernel's input rows", [
+    I32EnumAttrCase<"rms", 0>, I32EnumAttrCase<"layer", 1>]> {
+  let cppNamespace = "::mlir::kime";
+}
+
+// A linear's activation after the matmul (none: the attribute is absent).
+def Kime_Activation : I32EnumAttr<"Activation", "a linear kernel's activation", [
+    I32EnumAttrCase<"gelu", 0>, I32EnumAttrCase<"swiglu", 1>]> {
+  let cppNamespace = "::mlir::kime";
+}
+
+// The rows a head reads: each marked token, or each sequence's first token.
+def Kime_HeadRows : I32EnumAttr<"HeadRows", "the rows a head kernel reads", [
+    I32EnumAttrCase<"markers", 0>, I32EnumAttrCase<"first", 1>]> {
+  let cppNamespace = "::mlir::kime";
+}
+
+// A linear's CPU arithmetic (f32: the attribute is absent). bf16 (kime-fuse's
+// linear-arith=bf16) rounds each pair of inputs to bf16 for one dot-product instruction over
+// panels of 16 output columns; the sums stay f32.
+def Kime_Arithmetic : I32EnumAttr<"Arithmetic", "a linear kernel's CPU arithmetic", [
+    I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"bf16", 1>]> {
+  let cppNamespace = "::mlir::kime";
+}
+
+// The roles of a kernel's operands, in the order of kime.kernel's operands (a unit test checks
+// that each role reaches the operand of its name). Where a role is also an argument slot of
+// plan.h, it has the slot's name.
+def Kime_KernelRole : I32EnumAttr<"KernelRole", "the role of a kernel's operand", [
+    I32EnumAttrCase<"x", 0>, I32EnumAttrCase<"q", 1>, I32EnumAttrCase<"k", 2>,
+    I32EnumAttrCase<"v", 3>, I32EnumAttrCase<"ids", 4>, I32EnumAttrCase<"qtype", 5>,
+    I32EnumAttrCase<"cu", 6>, I32EnumAttrCase<"markers", 7>, I32EnumAttrCase<"mcu", 8>,
+    I32EnumAttrCase<"tok_table", 9>, I32EnumAttrCase<"type_table", 10>,
+    I32EnumAttrCase<"pos", 11>, I32EnumAttrCase<"norm_weight", 12>,
+    I32EnumAttrCase<"norm_bias", 13>, I32EnumAttrCase<"weight", 14>, I32EnumAttrCase<"bias", 15>,
+    I32EnumAttrCase<"weight_up", 16>, I32EnumAttrCase<"bias_up", 17>,
+    I32EnumAttrCase<"residual", 18>]> {
+  let cppNamespace = "::mlir::kime";
+  let genSpecializedAttr = 0;
+}
+
+def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
+                                      DeclareOpInterfaceMethods<Kime_KernelOpInterface>]> {
+  let summary = "A fused kernel of one class: what codegen compiles and the plan calls.";
+  let description = [{
+    `kind` is the kernel class (`embed`, `norm`, `linear`, `attention`, `head`, `select`: the
+    output rows of kime-prune-rows). Each operand is named by its role; a class takes some
+    roles and may take others (the verifier says which). The class's choices are typed:
+    `norm(rms|layer, eps)` for the input rows of a norm or head kernel, `act(gelu|swiglu)` and
+    `rope(heads, theta)` and `arith(bf16)` for a linear, `heads(heads, kv_heads, scale)` for
+    attention, `rows(markers|first)` for a head. After kime-plan-memory, `offset` is the
+    result's byte offset in the bucket's arena.
+
+    ```mlir
+    %r = kime.kernel linear "layers.0.mlp.residual" x(%h : !kime.tensor<[T:128, 1024], f32>)
+           weight(%w : !kime.tensor<[256, 1024], f32>)
+           residual(%x : !kime.tensor<[T:128, 256], f32>) : !kime.tensor<[T:128, 256], f32>
+    ```
+  }];
+  let arguments = (ins Kime_KernelClass:$kind, StrAttr:$node,
+                       Optional<Kime_Tensor>:$x, Optional<Kime_Tensor>:$q,
+                       Optional<Kime_Tensor>:$k, Optional<Kime_Tensor>:$v,
+                       Optional<Kime_Tensor>:$ids, Optional<Kime_Tensor>:$qtype,
+                       Optional<Kime_Tensor>:$cu, Optional<Kime_Tensor>:$markers,
+                       Optional<Kime_Tensor>:$mcu, Optional<Kime_Tensor>:$tok_table,
+                       Optional<Kime_Tensor>:$type_table, Optional<Kime_Tensor>:$pos,
+                       Optional<Kime_Tensor>:$norm_weight, Optional<Kime_Tensor>:$norm_bias,
+                       Optional<Kime_Tensor>:$weight, Optional<Kime_Tensor>:$bias,
+                       Optional<Kime_Tensor>:$weight_up, Optional<Kime_Tensor>:$bias_up,
+                       Optional<Kime_Tensor>:$residual,
+                       OptionalAttr<Kime_NormKind>:$norm, OptionalAttr<F64Attr>:$eps,
+                       OptionalAttr<Kime_Activation>:$act,
+                       OptionalAttr<I64Attr>:$rope_heads, OptionalAttr<F64Attr>:$rope_theta,
+                       OptionalAttr<I64Attr>:$heads, OptionalAttr<I64Attr>:$kv_heads,
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<Kime_HeadRows>:$rows,
+                       OptionalAttr<Kime_Arithmetic>:$arith,
+                       OptionalAttr<I64Attr>:$offset);
+  let results = (outs Kime_Tensor:$result);
+  let assemblyFormat = [{
+    $kind $node
+    (`x` `(` $x^ `:` type($x) `)`)?
+    (`q` `(` $q^ `:` type($q) `)`)?
+    (`k` `(` $k^ `:` type($k) `)`)?
+    (`v` `(` $v^ `:` type($v) `)`)?
+    (`ids` `(` $ids^ `:` type($ids) `)`)?
+    (`qtype` `(` $qtype^ `:` type($qtype) `)`)?
+    (`cu` `(` $cu^ `:` type($cu) `)`)?
+    (`markers` `(` $markers^ `:` type($markers) `)`)?
+    (`mcu` `(` $mcu^ `:` type($mcu) `)`)?
+    (`tok_table` `(` $tok_table^ `:` type($tok_table) `)`)?
+    (`type_table` `(` $type_table^ `:` type($type_table) `)`)?
+    (`pos` `(` $pos^ `:` type($pos) `)`)?
+    (`norm_weight` `(` $norm_weight^ `:` type($norm_weight) `)`)?
+    (`norm_bias` `(` $norm_bias^ `:` type($norm_bias) `)`)?
+    (`weight` `(` $weight^ `:` type($weight) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`weight_up` `(` $weight_up^ `:` type($weight_up) `)`)?
+    (`bias_up` `(` $bias_up^ `:` type($bias_up) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    (`norm` `(` $norm^ `,` $eps `)`)?
+    (`act` `(` $act^ `)`)?
+    (`rope` `(` $rope_heads^ `,` $rope_theta `)`)?
+    (`heads` `(` $heads^ `,` $kv_heads `,` $scale `)`)?
+    (`rows` `(` $rows^ `)`)?
+    (`arith` `(` $arith^ `)`)?
+    attr-dict `:` qualified(type($result))
+  }];
+  let builders = [
+    // `byRole` holds kKernelRoleCount values, null where the kernel has no such operand; the
+    // choices are set afterwards with the attribute setters.
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::kime::KernelClass":$kind,
+                   "::llvm::StringRef":$node, "::llvm::ArrayRef<::mlir::Value>":$byRole)>,
+  ];
+  let extraClassDeclaration = [{
+    /// The class as plan.h's kime_kernel_class.
+    kime_kernel_class getPlanClass() { return kime_kernel_class(getKind()); }
+  }];
+}
+
+#endif // KIME_KERNEL_TD

@@ -1,0 +1,51 @@
+// kime-fuse's patterns where they compete or choose: the linears' arithmetic (bf16 only where
+// the weights make whole panels of 16 outputs and whole pairs of inputs), a SwiGLU found from
+// whichever of its linears comes first, and a norm that both a head and a linear read (the head
+// takes the norm in; the linear reads a norm kernel).
+// RUN: kime-opt %s --kime-fuse=linear-arith=bf16 | FileCheck %s
+// RUN: kime-opt %s --kime-fuse | FileCheck %s --check-prefix=F32
+// RUN: not kime-opt %s --kime-fuse=linear-arith=f16 2>&1 | FileCheck %s --check-prefix=BAD
+
+// F32-NOT: arith(bf16)
+// BAD: error: kime-fuse: linear-arith must be f32 or bf16, not "f16"
+
+// CHECK-LABEL: func.func @arith
+// CHECK: kime.kernel linear "a" {{.*}} weight(%{{.+}} : !kime.tensor<[32, 16], f32>) arith(bf16) :
+// CHECK: kime.kernel linear "b" {{.*}} weight(%{{.+}} : !kime.tensor<[24, 16], f32>) : !kime.tensor<[T:32, 24], f32>
+func.func @arith(%x: !kime.tensor<[T:32, 16], f32>) -> (!kime.tensor<[T:32, 32], f32>, !kime.tensor<[T:32, 24], f32>) {
+  %w = kime.weight "a.weight" : () -> !kime.tensor<[32, 16], f32>
+  %v = kime.weight "b.weight" : () -> !kime.tensor<[24, 16], f32>
+  %a = kime.linear "a"(%x, %w) : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[32, 16], f32>) -> !kime.tensor<[T:32, 32], f32>
+  %b = kime.linear "b"(%x, %v) : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[24, 16], f32>) -> !kime.tensor<[T:32, 24], f32>
+  return %a, %b : !kime.tensor<[T:32, 32], f32>, !kime.tensor<[T:32, 24], f32>
+}
+
+// CHECK-LABEL: func.func @swiglu_up_first
+// CHECK-DAG: %[[WG:.+]] = kime.weight "gate.weight"
+// CHECK-DAG: %[[WU:.+]] = kime.weight "up.weight"
+// CHECK: kime.kernel linear "act" x(%arg0 : {{.*}}) weight(%[[WG]] : {{.*}}) weight_up(%[[WU]] : {{.*}}) act(swiglu) arith(bf16)
+// CHECK-NEXT: return
+func.func @swiglu_up_first(%x: !kime.tensor<[T:32, 16], f32>) -> !kime.tensor<[T:32, 32], f32> {
+  %wg = kime.weight "gate.weight" : () -> !kime.tensor<[32, 16], f32>
+  %wu = kime.weight "up.weight" : () -> !kime.tensor<[32, 16], f32>
+  %u = kime.linear "up"(%x, %wu) : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[32, 16], f32>) -> !kime.tensor<[T:32, 32], f32>
+  %g = kime.linear "gate"(%x, %wg) : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[32, 16], f32>) -> !kime.tensor<[T:32, 32], f32>
+  %s = kime.silu "gate.silu"(%g) : (!kime.tensor<[T:32, 32], f32>) -> !kime.tensor<[T:32, 32], f32>
+  %m = kime.mul "act"(%s, %u) : (!kime.tensor<[T:32, 32], f32>, !kime.tensor<[T:32, 32], f32>) -> !kime.tensor<[T:32, 32], f32>
+  return %m : !kime.tensor<[T:32, 32], f32>
+}
+
+// CHECK-LABEL: func.func @norm_for_head_and_linear
+// CHECK: %[[N:.+]] = kime.kernel norm "norm" x(%arg0 : {{.*}}) norm_weight
+// CHECK-NEXT: kime.kernel head "head" x(%arg0 : {{.*}}) cu(%arg1 : {{.*}}) norm_weight({{.*}}) weight({{.*}}) norm(rms, {{.*}}) rows(first)
+// CHECK-NEXT: kime.kernel linear "l" x(%[[N]] : {{.*}})
+func.func @norm_for_head_and_linear(%x: !kime.tensor<[T:32, 16], f32>, %cu: !kime.tensor<[S+1:5], ui32>) -> (!kime.tensor<[S:4, 2], f32>, !kime.tensor<[T:32, 16], f32>) {
+  %g = kime.weight "norm.weight" : () -> !kime.tensor<[16], f32>
+  %wh = kime.weight "head.weight" : () -> !kime.tensor<[2, 16], f32>
+  %wl = kime.weight "l.weight" : () -> !kime.tensor<[16, 16], f32>
+  %n = kime.rms_norm "norm"(%x, %g) {eps = 1.0e-6 : f64} : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[16], f32>) -> !kime.tensor<[T:32, 16], f32>
+  %r = kime.first_rows "head.rows"(%n, %cu) : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[S:4, 16], f32>
+  %h = kime.linear "head"(%r, %wh) : (!kime.tensor<[S:4, 16], f32>, !kime.tensor<[2, 16], f32>) -> !kime.tensor<[S:4, 2], f32>
+  %l = kime.linear "l"(%n, %wl) : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[16, 16], f32>) -> !kime.tensor<[T:32, 16], f32>
+  return %h, %l : !kime.tensor<[S:4, 2], f32>, !kime.tensor<[T:32, 16], f32>
+}
