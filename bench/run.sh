@@ -6,6 +6,9 @@
 #   bench/run.sh [CONFIG...]            default: small base
 # Each shape is timed ROUNDS times (default 3) for each side, the code paths and ORT taking
 # turns; the tables show medians, one table per code path.
+# On a CPU with AVX-512, ONNX Runtime picks its AVX-512 kernels; where the CPU can make CPUID
+# fault (cpuid_fault), ORT is also timed with CPUID showing no AVX-512 (bench/avx2_only.c), i.e.
+# on the kernels it runs on an AVX2-only CPU, and the AVX2 table sets kime's AVX2 path beside that.
 # Environment: KIME_PEERS=DIR  an installed copy of ../shared/peers (cp -r ../shared/peers DIR;
 #              DIR/install.sh) to time ONNX Runtime too; SHAPES="1x16 8x16 ..."; THREADS=2;
 #              BF16=0 to leave out the bf16 columns (kime-compile --cpu-precision bf16, an opt-in
@@ -29,6 +32,18 @@ done < "$out/peaks.txt"
 # The code paths to time: x86-64-<isa> for each ISA the peak probe found.
 targets=()
 while read -r isa _; do targets+=("x86-64-$isa"); done < "$out/peaks.txt"
+# ORT on its AVX2 kernels too, where this CPU has more and CPUID can be masked.
+ort_avx2=0
+if [[ " ${targets[*]} " == *" x86-64-avx512 "* ]]; then
+  gcc -O2 -shared -fPIC "$root/bench/avx2_only.c" -o "$out/avx2_only.so" -ldl
+  gcc -O2 "$root/bench/cpuid_probe.c" -o "$out/cpuid_probe"
+  if LD_PRELOAD="$out/avx2_only.so" "$out/cpuid_probe" 2>&1 | tr '\n' ' ' | grep -q 'avx2 1 avx512f 0'; then
+    ort_avx2=1
+    echo "# ONNX Runtime also on its AVX2 kernels: CPUID masked to show no AVX-512 (bench/avx2_only.c)"
+  else
+    echo "# ONNX Runtime on its AVX-512 kernels only: this CPU cannot make CPUID fault (no cpuid_fault)"
+  fi
+fi
 
 for cfg in "${configs[@]}"; do
   case_dir=$out/$cfg
@@ -61,6 +76,7 @@ PY
   for t in "${targets[@]}"; do : > "$case_dir/kime-$t.txt"; done
   : > "$case_dir/kime-bf16.txt"
   : > "$case_dir/ort.jsonl"
+  : > "$case_dir/ort-avx2.jsonl"
   peers=0
   if [ -n "${KIME_PEERS:-}" ] && [ -d "$KIME_PEERS/node/node_modules/onnxruntime-node" ]; then
     (cd "$KIME_PEERS" && /usr/bin/python3 export_onnx.py "$case_dir" > "$case_dir/export.log" 2>&1)
@@ -78,10 +94,12 @@ PY
       [ "$bf16" = 0 ] || "$bin/kime-run" "$case_dir/model-bf16.kime" --bench --stage "s$s" --threads "$threads" \
         --runs $runs --profile >> "$case_dir/kime-bf16.txt"
       [ "$peers" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort.jsonl")
+      [ "$peers" = 0 ] || [ "$ort_avx2" = 0 ] ||
+        (cd "$KIME_PEERS" && LD_PRELOAD="$out/avx2_only.so" node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort-avx2.jsonl")
     done
   done
   python3 - "$case_dir" "$out/peaks.txt" "${targets[*]}" $shapes <<'PY'
-import json, re, sys
+import json, os, re, sys
 case, peaks_file, targets, shapes = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
 peaks = {f"x86-64-{l.split()[0]}": float(l.split()[2]) for l in open(peaks_file) if l.strip()}
 c = json.load(open(f"{case}/config.json"))
@@ -110,13 +128,16 @@ def kime_rounds(path):
         mid = min(rs, key=lambda r: abs(r[0] - ms))
         out[key] = (ms, median([r[1] for r in rs]), str(max(r[2] for r in rs)), mid[3], [r[0] for r in rs])
     return out
-ort_rounds = {}
-for r in map(json.loads, open(f"{case}/ort.jsonl")):
-    ort_rounds.setdefault((r["S"], r["L"]), []).append(r["ms"])
-ort = {k: median(v) for k, v in ort_rounds.items()}
+def ort_runs(path):
+    rounds = {}
+    for r in map(json.loads, open(path) if os.path.exists(path) else []):
+        rounds.setdefault((r["S"], r["L"]), []).append(r["ms"])
+    return rounds
+# ORT as it runs on this CPU, and (where CPUID could be masked) on its AVX2 kernels.
+ort_native, ort_avx2 = ort_runs(f"{case}/ort.jsonl"), ort_runs(f"{case}/ort-avx2.jsonl")
 # The ratio of each round (ORT's time over kime's, the two run back to back): its spread shows
 # how far the machine's slow and fast spells moved the two apart in this run.
-def spread(kime_ms, key):
+def spread(ort_rounds, kime_ms, key):
     pairs = list(zip(ort_rounds.get(key, []), kime_ms))
     return f"{min(o / k for o, k in pairs):.2f}-{max(o / k for o, k in pairs):.2f}" if pairs else "-"
 print(f"\n## {c.get('name', case.split('/')[-1])}: " + json.dumps(c))
@@ -127,8 +148,9 @@ print(f"\n## {c.get('name', case.split('/')[-1])}: " + json.dumps(c))
 # against the same peak.
 # bf16 (opt-in): the same model compiled with --cpu-precision bf16, timed in the same rounds; its
 # exec GFLOP/s may pass the f32 FMA peak (a bf16 dot product does two multiply-adds a lane).
-def table(title, rounds, peak):
-    print(f"\n### {title}: FMA peak {peak:.1f} GFLOP/s on 2 threads")
+def table(title, rounds, peak, ort_rounds, ort_name):
+    ort = {k: median(v) for k, v in ort_rounds.items()}
+    print(f"\n### {title}: FMA peak {peak:.1f} GFLOP/s on 2 threads; ORT: {ort_name}")
     print(f"{'S x L':>7} {'tokens':>6} {'kime ms':>9} {'GFLOP/s':>8} {'exec':>7} {'% peak':>7} {'linear':>7} {'% peak':>7} "
           f"{'ORT ms':>8} {'ORT/kime':>8} {'rounds':>9} {'allocs':>6}")
     for s in shapes:
@@ -142,13 +164,18 @@ def table(title, rounds, peak):
         lin = float(lin[1]) if lin else 0.0
         print(f"{s:>7} {S * L:>6} {ms:9.2f} {g:8.1f} {run:7.1f} {100 * run / peak:6.1f}% {lin:7.1f} {100 * lin / peak:6.1f}% "
               f"{(f'{o:8.2f}' if o else '       -')} {(f'{o / ms:7.2f}x' if o else '       -')} "
-              f"{spread(each, (S, L)):>9} {allocs:>6}")
+              f"{spread(ort_rounds, each, (S, L)):>9} {allocs:>6}")
         if prof:
             print(f"{'':>7} {prof}")
+native = "its own kernels for this CPU" + (" (AVX-512)" if "x86-64-avx512" in targets else "")
 for t in targets:
-    table(f"kime f32, {t}", kime_rounds(f"{case}/kime-{t}.txt"), peaks[t])
+    if t == "x86-64-avx2" and ort_avx2:  # each path beside the peer's kernels for the same ISA
+        table(f"kime f32, {t}", kime_rounds(f"{case}/kime-{t}.txt"), peaks[t], ort_avx2,
+              "its AVX2 kernels (CPUID masked: bench/avx2_only.c)")
+    else:
+        table(f"kime f32, {t}", kime_rounds(f"{case}/kime-{t}.txt"), peaks[t], ort_native, native)
 bf16 = kime_rounds(f"{case}/kime-bf16.txt")
 if bf16:
-    table("kime bf16 (--cpu-precision bf16), x86-64-avx512bf16", bf16, peaks["x86-64-avx512"])
+    table("kime bf16 (--cpu-precision bf16), x86-64-avx512bf16", bf16, peaks["x86-64-avx512"], ort_native, native)
 PY
 done
