@@ -33,14 +33,22 @@ inline int64_t ropeColumnSource(int64_t p, int64_t hd) {
   return p / hd * hd + second * half + g * (kRopePairGroup / 2) + p % (kRopePairGroup / 2);
 }
 
+// A kernel's norm of its input rows, a linear's activation, the rows a head reads.
+enum class NormKind { none, rms, layer };
+enum class ActKind { none, gelu, swiglu };
+enum class RowsKind { none, markers, first };  // none: not a head
+const char* nameOf(NormKind n);
+const char* nameOf(ActKind a);
+const char* nameOf(RowsKind r);
+
 // The static choices of one kernel. Two kernels with equal specs are the same code.
 struct KernelSpec {
   kime_kernel_class kind = KIME_CLASS_EMBED;
   // norm, head: the input rows' norm (linears read rows a norm kernel wrote: none)
-  std::string norm = "none";  // none | rms | layer
+  NormKind norm = NormKind::none;
   double eps = 0;
   // linear
-  std::string act = "none";  // none | gelu | swiglu
+  ActKind act = ActKind::none;
   bool bias = false, residual = false;
   // The weight layout: 0, transposed ([in, out], out fastest); P, panels of P output columns,
   // each [in, P] and contiguous, so that a sweep over k reads one stream per panel.
@@ -66,7 +74,7 @@ struct KernelSpec {
   int64_t maxLen = 0;  // the bucket's token bound: the longest possible sequence
   // head: the rows it reads; the others: whether their rows are kime-prune-rows' output rows
   // (R = S + M) rather than the tokens
-  std::string rows;  // markers | first
+  RowsKind rows = RowsKind::none;
   bool outputRows = false;
   // widths: embed (out = D); linear (in = K, out = O); attention (in = q width, out = q width,
   // kvWidth); head (in = D, out = O); norm, select (in = out = D)

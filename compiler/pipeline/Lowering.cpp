@@ -159,7 +159,7 @@ class StepBuilder {
   // The weights of the norm in front of the input rows, if any.
   void norm(KernelOp k, KernelSpec& s, SlotArgs& args) {
     if (!k.getNorm()) return;
-    s.norm = mlir::kime::stringifyNormKind(*k.getNorm()).str();
+    s.norm = *k.getNorm() == mlir::kime::NormKind::rms ? NormKind::rms : NormKind::layer;
     s.eps = k.getEpsAttr().getValueAsDouble();
     args.set("norm_weight", weight(k, KernelRole::norm_weight, "rows"));
     if (k.getNormBias()) args.set("norm_bias", weight(k, KernelRole::norm_bias, "rows"));
@@ -179,7 +179,7 @@ class StepBuilder {
   // Returns the matmul FLOPs per row of output.
   double linear(KernelOp k, KernelSpec& s, SlotArgs& args) {
     input(k, s, args);  // normed by a norm kernel when a norm is in front
-    if (k.getAct()) s.act = mlir::kime::stringifyActivation(*k.getAct()).str();
+    if (k.getAct()) s.act = *k.getAct() == mlir::kime::Activation::gelu ? ActKind::gelu : ActKind::swiglu;
     s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
     s.bf16 = k.getArith() == mlir::kime::Arithmetic::bf16;
     if (s.bf16 && !(s.panel && s.in % 2 == 0))
@@ -206,7 +206,7 @@ class StepBuilder {
     if (s.residual) args.set("residual", arenaArg(k.getResidual()));
     // A few-row bucket gets a kernel of its own only where the CPU code differs for it.
     s.fewRows = (s.outputRows ? b_.seqs + b_.markers : b_.tokens) <= kFewRows && cpu::fewRowsChangesSchedule(s);
-    return 2.0 * double(s.in) * double(s.out) * (s.act == "swiglu" ? 2 : 1);
+    return 2.0 * double(s.in) * double(s.out) * (s.act == ActKind::swiglu ? 2 : 1);
   }
 
   // Returns the FLOPs per (query, key) pair: q.k and p.v.
@@ -230,9 +230,9 @@ class StepBuilder {
   double head(KernelOp k, KernelSpec& s, SlotArgs& args) {
     input(k, s, args);
     norm(k, s, args);
-    s.rows = mlir::kime::stringifyHeadRows(*k.getRows()).str();
+    s.rows = *k.getRows() == mlir::kime::HeadRows::markers ? RowsKind::markers : RowsKind::first;
     const bool picked = hasOutputRows(k.getX());
-    args.set("rows", s.rows == "markers"
+    args.set("rows", s.rows == RowsKind::markers
                          ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32)
                          : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs, KIME_DTYPE_I32));
     PlanArg w = weight(k, KernelRole::weight, "transposed");

@@ -38,15 +38,15 @@ Func rowSum(const std::string& name, const std::function<Expr(Expr, Var)>& term,
 // The norm of each row of `x` (width k), times gain (+ bias): a Func of (c, r). `stat(r)` is
 // (mean, sum of squared deviations) for layer norm, (0, sum of squares) for rms; the caller
 // places it.
-Func normRows(const std::string& kind, double eps, Func x, int64_t k, const ImageParam* g,
+Func normRows(NormKind kind, double eps, Func x, int64_t k, const ImageParam* g,
               const ImageParam* b, Var c, Var r, Func& stat, int lanes) {
   Func out("normed");
-  if (kind == "none") {
+  if (kind == NormKind::none) {
     out(c, r) = x(c, r);
     return out;
   }
   Expr n = float(k);
-  if (kind == "rms") {
+  if (kind == NormKind::rms) {
     Func sq = rowSum("sum_sq", [&](Expr kk, Var rr) { return x(kk, rr) * x(kk, rr); }, k, lanes, r);
     stat(r) = Tuple(0.0f, sq(r));
     sq.compute_at(stat, r);
@@ -143,11 +143,11 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   L.acc(o, r) = s.bias ? L.bias(o) : 0.0f;
   L.acc(o, r) += product(L.w, L.xbGate);
   Expr y = L.acc(o, r);
-  if (s.act == "swiglu") {
+  if (s.act == ActKind::swiglu) {
     L.accu(o, r) = s.bias ? L.biasu(o) : 0.0f;
     L.accu(o, r) += product(L.wu, L.xbUp);
     y = y / (1.0f + exp(-y)) * L.accu(o, r);
-  } else if (s.act == "gelu") {
+  } else if (s.act == ActKind::gelu) {
     y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
   }
   if (s.ropeHeads > 0) {
@@ -231,7 +231,7 @@ HalideKernel linear(const KernelSpec& s, const IsaInfo& isa) {
   scheduleLinear(L, s, sch);
   std::vector<Argument> args = {L.x, L.w};
   if (s.bias) args.push_back(L.bias);
-  if (s.act == "swiglu") {
+  if (s.act == ActKind::swiglu) {
     args.push_back(L.wu);
     if (s.bias) args.push_back(L.biasu);
   }
@@ -336,7 +336,7 @@ HalideKernel normKernel(const KernelSpec& s, const RowSchedule& sch) {
       .vectorize(c, sch.lanes);
   stat.compute_at(out, ri).store_in(MemoryType::Stack);
   std::vector<Argument> args = {x, ng};
-  if (s.norm == "layer") args.push_back(nb);
+  if (s.norm == NormKind::layer) args.push_back(nb);
   return {Pipeline(out), args};
 }
 
@@ -457,11 +457,11 @@ HalideKernel head(const KernelSpec& s, const RowSchedule& sch) {
   out(o, n) = acc(o, n);
   out.bound(o, 0, int(s.out));
   xn.compute_at(out, n).store_in(MemoryType::Stack);
-  if (s.norm != "none") stat.compute_at(out, n).store_in(MemoryType::Stack);
+  if (s.norm != NormKind::none) stat.compute_at(out, n).store_in(MemoryType::Stack);
   acc.compute_at(out, n).store_in(MemoryType::Stack);
   std::vector<Argument> args = {x};
-  if (s.norm != "none") args.push_back(ng);
-  if (s.norm == "layer") args.push_back(nb);
+  if (s.norm != NormKind::none) args.push_back(ng);
+  if (s.norm == NormKind::layer) args.push_back(nb);
   args.push_back(rows);
   args.push_back(w);
   if (s.bias) args.push_back(bias);

@@ -103,7 +103,7 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
   out.rows = b.rows;
   out.vecs = b.vecs;
   out.taskGroups = kTaskGroups;
-  const int64_t weightBytes = s.in * s.out * (s.bf16 ? 2 : 4) * (s.act == "swiglu" ? 2 : 1);
+  const int64_t weightBytes = s.in * s.out * (s.bf16 ? 2 : 4) * (s.act == ActKind::swiglu ? 2 : 1);
   out.rowsFirst = weightBytes <= kRowsFirstWeightBytes;
   const int64_t blocks = s.out / (int64_t(b.vecs) * out.lanes);
   out.chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;

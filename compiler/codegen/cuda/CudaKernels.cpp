@@ -56,9 +56,9 @@ std::string num(double v) {
 std::string normStats(const KernelSpec& s, const std::string& row) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in);
-  if (s.norm == "none") return "";  // normed() leaves the input as it is
+  if (s.norm == NormKind::none) return "";  // normed() leaves the input as it is
   o << "  float mean = 0.0f;\n";
-  if (s.norm == "layer") {
+  if (s.norm == NormKind::layer) {
     o << "  { float a = 0.0f; for (int c = lane; c < " << K << "; c += 32) a += x[(long)" << row << " * " << K
       << " + c]; mean = kime_warp_sum(a) / " << K << ".0f; }\n";
   }
@@ -69,9 +69,9 @@ std::string normStats(const KernelSpec& s, const std::string& row) {
 }
 
 std::string normed(const KernelSpec& s, const std::string& v, const std::string& c) {
-  if (s.norm == "none") return v;
+  if (s.norm == NormKind::none) return v;
   std::string e = "((" + v + " - mean) * inv * norm_weight[" + c + "])";
-  if (s.norm == "layer") e = "(" + e + " + norm_bias[" + c + "])";
+  if (s.norm == NormKind::layer) e = "(" + e + " + norm_bias[" + c + "])";
   return e;
 }
 
@@ -121,10 +121,10 @@ std::string linear(const KernelSpec& s, const std::string& name) {
   };
   o << "  for (int c = lane; c < " << O << "; c += 32) {\n";
   o << "    float y = " << dot("weight", "c") << (s.bias ? " + bias[c]" : "") << ";\n";
-  if (s.act == "swiglu")
+  if (s.act == ActKind::swiglu)
     o << "    float u = " << dot("weight_up", "c") << (s.bias ? " + bias_up[c]" : "") << ";\n"
       << "    y = y / (1.0f + expf(-y)) * u;\n";
-  if (s.act == "gelu") o << "    y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
+  if (s.act == ActKind::gelu) o << "    y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
   if (s.ropeHeads) {
     // Column i < G/2 of each group of G (a head, or 16 interleaved columns) pairs with i + G/2.
     const int64_t hd = s.out / s.ropeHeads, half = hd / 2, G = ropePairGroup(s), gh = G / 2;
@@ -159,7 +159,7 @@ int64_t tensorCoreWidth(const KernelSpec& s) {
 std::string linearTensorCores(const KernelSpec& s, const std::string& name, int64_t W) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in), O = std::to_string(s.out), NT = std::to_string(W / 8);
-  const bool up = s.act == "swiglu";
+  const bool up = s.act == ActKind::swiglu;
   o << signature(s, name)
     << "  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;\n"
     << "  const int r0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * " << kTcRows << ", c0 = blockIdx.y * " << W
@@ -186,7 +186,7 @@ std::string linearTensorCores(const KernelSpec& s, const std::string& name, int6
     << "      const int row = r0 + g + (i >= 2 ? 8 : 0), col = c0 + n * 8 + q * 2 + (i & 1);\n"
     << "      float y = acc[n][i]" << (s.bias ? " + bias[col]" : "") << ";\n";
   if (up) o << "      y = y / (1.0f + expf(-y)) * (accu[n][i]" << (s.bias ? " + bias_up[col]" : "") << ");\n";
-  if (s.act == "gelu") o << "      y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
+  if (s.act == ActKind::gelu) o << "      y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
   if (s.ropeHeads) {
     // The tile is one head, in groups of G columns (the head, or 16 interleaved ones): the
     // partner of column i < G/2 of a group is i + G/2, which is n-tile n + G/16 of the same lane
@@ -238,7 +238,7 @@ std::string attention(const KernelSpec& s, const std::string& name) {
 std::string head(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in), O = std::to_string(s.out);
-  const char* count = s.rows == "markers" ? "KIME_M" : "KIME_S";
+  const char* count = s.rows == RowsKind::markers ? "KIME_M" : "KIME_S";
   o << signature(s, name)
     << "  const int lane = threadIdx.x & 31, n = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n"
     << "  if (n >= counts[" << count << "]) return;\n"
@@ -299,7 +299,7 @@ Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
     return {std::max<int64_t>(1, (T + kTcRows * warps - 1) / (kTcRows * warps)), s.out / w, 32 * warps};
   if (s.kind == KIME_CLASS_LINEAR || s.kind == KIME_CLASS_NORM) return {blocksFor(T), 1, 32 * warps};  // a warp per row
   if (s.kind == KIME_CLASS_ATTENTION) return {blocksFor(T), s.heads, 32 * warps};   // a warp per (query, head)
-  if (s.kind == KIME_CLASS_HEAD) return {blocksFor(int64_t(s.rows == "markers" ? b.markers : b.seqs)), 1, 32 * warps};
+  if (s.kind == KIME_CLASS_HEAD) return {blocksFor(int64_t(s.rows == RowsKind::markers ? b.markers : b.seqs)), 1, 32 * warps};
   throw CompileError(std::string("internal: no CUDA launch for class \"") + className(s.kind) + "\"");
 }
 

@@ -23,12 +23,12 @@ std::vector<KernelSpec> specsOfEveryShape() {
     e.kind = KIME_CLASS_EMBED, e.out = 32, e.learnedPos = learned;
     out.push_back(e);
   }
-  for (const char* norm : {"rms", "layer"}) {
+  for (NormKind norm : {NormKind::rms, NormKind::layer}) {
     KernelSpec n;
     n.kind = KIME_CLASS_NORM, n.norm = norm, n.eps = 1e-6, n.in = n.out = 32;
     out.push_back(n);
   }
-  for (const char* act : {"none", "gelu", "swiglu"})
+  for (ActKind act : {ActKind::none, ActKind::gelu, ActKind::swiglu})
     for (bool bias : {false, true})
       for (bool residual : {false, true}) {
         KernelSpec l;
@@ -46,10 +46,10 @@ std::vector<KernelSpec> specsOfEveryShape() {
     a.scale = 0.25, a.maxLen = 64, a.outputRows = outputRows;
     out.push_back(a);
   }
-  for (const char* norm : {"none", "rms", "layer"})
+  for (NormKind norm : {NormKind::none, NormKind::rms, NormKind::layer})
     for (bool bias : {false, true}) {
       KernelSpec h;
-      h.kind = KIME_CLASS_HEAD, h.norm = norm, h.eps = 1e-6, h.bias = bias, h.rows = "markers", h.in = 32, h.out = 1;
+      h.kind = KIME_CLASS_HEAD, h.norm = norm, h.eps = 1e-6, h.bias = bias, h.rows = RowsKind::markers, h.in = 32, h.out = 1;
       out.push_back(h);
     }
   KernelSpec s;
