@@ -171,13 +171,11 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
 // block's weight panel stays in cache. `tail`: how the last row group is made whole.
 void scheduleBlocks(Linear& L, Stage st, const KernelSpec& s, const LinearSchedule& sch, TailStrategy tail) {
   Var g("g"), ro("ro"), rg("rg"), rr("rr"), ob("ob"), oc("oc"), task("task");
-  Expr perRange = sch.taskGroups;
-  if (sch.rowsFirst) {
-    // Ranges of at most taskGroups row groups, as even as the batch allows.
-    Expr groups = (L.x.dim(1).extent() + sch.rows - 1) / sch.rows;
-    Expr ranges = (groups + sch.taskGroups - 1) / sch.taskGroups;
-    perRange = max((groups + ranges - 1) / ranges, 1);
-  }
+  // Ranges of at most taskGroups row groups, as even as the batch allows (numbered chunks first,
+  // the threads sweep each chunk of weights together only while their ranges are alike).
+  Expr groups = (L.x.dim(1).extent() + sch.rows - 1) / sch.rows;
+  Expr ranges = (groups + sch.taskGroups - 1) / sch.taskGroups;
+  Expr perRange = max((groups + ranges - 1) / ranges, 1);
   st.split(L.r, g, rr, sch.rows, tail).split(g, ro, rg, perRange, TailStrategy::GuardWithIf);
   const int width = sch.vecs * sch.lanes;  // columns a block
   Var oo("oo"), oi("oi");

@@ -33,9 +33,9 @@ Block registerBlock(Isa isa, bool fewRows) {
   return {1, 1};
 }
 
-// Row groups in a blocked linear's task: a batch of up to 16 groups reads each weight from
-// memory once (its tasks are column chunks).
-constexpr int kTaskGroups = 16;
+// Row groups in a blocked linear's task: a batch of up to 32 groups (192 rows of 6) reads each
+// weight from memory once (its tasks are column chunks).
+constexpr int kTaskGroups = 32;
 // The largest weights (bytes, both of SwiGLU's) of a linear whose tasks are numbered row range by
 // row range, so that a thread mostly reads rows it wrote; larger weights are numbered chunk by
 // chunk, so that the threads sweep one chunk at once and read it from memory once.
