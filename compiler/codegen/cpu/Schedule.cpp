@@ -1,6 +1,8 @@
 #include "Schedule.h"
 
+#include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include "support/Diagnostic.h"
 
@@ -14,23 +16,26 @@ struct Block {
   int rows, vecs;
 };
 
-// Each ISA's register block, from its register file.
-Block registerBlock(Isa isa, bool fewRows) {
+// Each ISA's register blocks from its register file, best first: a linear takes the first whose
+// columns fit its outputs.
+std::vector<Block> registerBlocks(Isa isa, bool fewRows) {
   switch (isa) {
     case Isa::Avx512:
       // 24 of 32 registers. Where a bucket allows at most kFewRows rows (streamed weights),
       // 8 x 3: 16 rows are two whole groups and the weights are swept twice, not three times.
-      return fewRows ? Block{8, 3} : Block{6, 4};
+      if (fewRows) return {{8, 3}, {6, 4}};
+      return {{6, 4}};
     case Isa::Avx2:
-      // 12 of 16 registers, 3 or 2 weight vectors and 1 broadcast beside them. Where a bucket
-      // allows at most kFewRows rows, 4 x 3: 16 rows are four whole groups.
-      return fewRows ? Block{4, 3} : Block{6, 2};
+      // 12 of 16 registers, with 3 or 2 weight vectors and 1 broadcast beside them. 4 x 3 loads
+      // 7 times for 12 FMAs (6 x 2: 8) and makes batches of 16, 128, 512 rows whole groups;
+      // 6 x 2 where the outputs are no multiple of 24 (or RoPE needs blocks of 16 columns).
+      return {{4, 3}, {6, 2}};
     case Isa::Neon:
       // 24 of 32 registers: 4 weight vectors and each row's input element (fmla by element)
       // beside them; 4 vectors are a group of interleaved RoPE columns.
-      return {6, 4};
+      return {{6, 4}};
   }
-  return {1, 1};
+  return {{1, 1}};
 }
 
 // Row groups in a blocked linear's task: a batch of up to 32 groups (192 rows of 6) reads each
@@ -92,8 +97,9 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
     out.kChunk = int(s.in / 2);
     while (out.kChunk > kBf16ChunkPairs || (s.in / 2) % out.kChunk != 0) --out.kChunk;
   }
-  Block b = registerBlock(isa.isa, s.fewRows);
-  if (!fits(s, b.vecs, out.lanes)) b = registerBlock(isa.isa, false);
+  const std::vector<Block> candidates = registerBlocks(isa.isa, s.fewRows);
+  auto fitting = std::find_if(candidates.begin(), candidates.end(), [&](Block c) { return fits(s, c.vecs, out.lanes); });
+  Block b = fitting != candidates.end() ? *fitting : candidates.back();
   while (b.vecs > 1 && !fits(s, b.vecs, out.lanes)) --b.vecs;
   if (out.lanes == 1 || !fits(s, b.vecs, out.lanes)) {
     out.tileRows = kRowTile;
