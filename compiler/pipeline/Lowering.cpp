@@ -104,7 +104,7 @@ class StepBuilder {
   PlanStep build(KernelOp k, KernelSpec& s) {
     PlanStep step;
     step.node = k.getNode().str();
-    s.kind = k.getPlanClass();
+    s.kind = kime_kernel_class(k.getKind());  // numbered as plan.h (KimeDialect.cpp checks)
     shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
     s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
     s.outputRows = hasOutputRows(k.getResult());

@@ -38,8 +38,8 @@ std::vector<Block> registerBlocks(Isa isa, bool fewRows) {
   return {{1, 1}};
 }
 
-// Row groups in a blocked linear's task: a batch of up to 32 groups (192 rows of 6) reads each
-// weight from memory once (its tasks are column chunks).
+// Row groups in a blocked linear's task: a batch of up to 32 groups (128 rows in groups of 4,
+// 192 in groups of 6) reads each weight from memory once (its tasks are column chunks).
 constexpr int kTaskGroups = 32;
 // The largest weights (bytes, both of SwiGLU's) of a linear whose tasks are numbered row range by
 // row range, so that a thread mostly reads rows it wrote; larger weights are numbered chunk by

@@ -216,7 +216,6 @@ void KernelOp::build(OpBuilder& b, OperationState& state, Type result, KernelCla
 }
 
 KernelClass KernelOp::getKernelClass() { return getKind(); }
-StringRef KernelOp::getNodeName() { return getNode(); }
 std::optional<int64_t> KernelOp::getArenaOffset() { return getOffset(); }
 void KernelOp::setArenaOffset(int64_t offset) { setOffset(offset); }
 

@@ -8,13 +8,11 @@ def Kime_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   let cppNamespace = "::mlir::kime";
   let description = [{
     What the passes after kime-fuse and the compiler's lowering read off a kernel: its class,
-    the Graph node it ends at, its operands by role, and the arena offset kime-plan-memory gives
-    its result.
+    its operands by role, and the arena offset kime-plan-memory gives its result.
   }];
   let methods = [
     InterfaceMethod<"The kernel's class (plan.h's numbering).", "::mlir::kime::KernelClass",
                     "getKernelClass">,
-    InterfaceMethod<"The Graph node the kernel ends at.", "::llvm::StringRef", "getNodeName">,
     InterfaceMethod<"The operand playing `role`, or null.", "::mlir::Value", "getRoleOperand",
                     (ins "::mlir::kime::KernelRole":$role)>,
     InterfaceMethod<"The result's byte offset in the arena, once planned.",

@@ -133,10 +133,6 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::kime::KernelClass":$kind,
                    "::llvm::StringRef":$node, "::llvm::ArrayRef<::mlir::Value>":$byRole)>,
   ];
-  let extraClassDeclaration = [{
-    /// The class as plan.h's kime_kernel_class.
-    kime_kernel_class getPlanClass() { return kime_kernel_class(getKind()); }
-  }];
 }
 
 #endif // KIME_KERNEL_TD

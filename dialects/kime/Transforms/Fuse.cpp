@@ -39,7 +39,6 @@ struct KernelBuilder {
   Value result;                      // the value the kernel computes
 
   void add(R role, Value v) { byRole[size_t(role)] = v; }
-  bool has(R role) const { return bool(byRole[size_t(role)]); }
 };
 
 Operation* singleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
