@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kime/Shapes/KimeShapes.h"
+#include "kime/batch.h"
 
 namespace kime {
 
@@ -88,6 +89,11 @@ const std::vector<InputDecl>& graphInputs();
 // The longest sequence the graph takes: the rows of a learned position table (a table gathered
 // by positions); 0 when it has none.
 size_t learnedPositions(const Graph& g);
+
+// The gathers whose index a batch may take past their table, in node order: those by cu, mcu
+// or markers, and those by token ids, types or positions whose table has fewer rows than the
+// vocabulary, the types or the learned positions (checkBatch's limits) allow.
+std::vector<GatherLimit> gatherLimits(const Graph& g);
 
 // "node 12 (linear "layers.3.mlp.up")": how messages name a node.
 std::string describeNode(const Graph& g, size_t index);

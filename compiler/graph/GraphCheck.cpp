@@ -62,6 +62,34 @@ size_t learnedPositions(const Graph& g) {
   return 0;
 }
 
+std::vector<GatherLimit> gatherLimits(const Graph& g) {
+  std::map<std::string, int64_t> tableRows;
+  for (const WeightDecl& w : g.weights) tableRows[w.name] = w.shape.empty() ? 0 : w.shape[0];
+  std::set<std::string> positions;
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::Positions) positions.insert(n.name);
+  const int64_t maxLen = int64_t(learnedPositions(g));
+  std::vector<GatherLimit> limits;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.kind != OpKind::GatherRows) continue;
+    const std::string& index = n.operands[1];
+    const int64_t rows = tableRows.count(n.operands[0]) ? tableRows[n.operands[0]] : 0;
+    kime_plan_input input;
+    int64_t safeFrom = -1;  // the rows that hold every index the batch checks allow
+    if (positions.count(index)) input = KIME_INPUT_TOKPOS, safeFrom = maxLen ? maxLen : -1;
+    else if (index == "ids") input = KIME_INPUT_IDS, safeFrom = g.vocab;
+    else if (index == "qtype") input = KIME_INPUT_QTYPE, safeFrom = g.types;
+    else if (index == "cu") input = KIME_INPUT_CU;
+    else if (index == "mcu") input = KIME_INPUT_MCU;
+    else if (index == "markers") input = KIME_INPUT_MARKERS;
+    else throw CompileError(describeNode(g, i) + ": internal: an index that is no batch input or positions");
+    if (safeFrom >= 0 && rows >= safeFrom) continue;
+    limits.push_back({input, size_t(rows), describeNode(g, i), n.operands[0]});
+  }
+  return limits;
+}
+
 std::string describeNode(const Graph& g, size_t index) {
   const Node& n = g.nodes[index];
   return "node " + std::to_string(index) + " (" + opSpec(n.kind).name + " \"" + n.name + "\")";
@@ -92,6 +120,19 @@ static Inferred inferNode(const Node& n, const std::vector<const Shape*>& in) {
     case OpKind::Squeeze: return shapes::inferSqueeze(*in[0]);
   }
   return Inferred::fail("unknown op");
+}
+
+// The operands that stand for the batch's own arrays ("cu", "markers", "mcu" of attention,
+// expand_seqs, positions, first_rows and gather_markers) must be those inputs: cu and mcu have
+// one shape, and a sequence's tokens follow cu only.
+static void checkBatchOperands(const Node& n, const OpSpec& spec, const std::string& where) {
+  if (n.kind == OpKind::GatherRows) return;  // its index may be any of them
+  for (size_t k = 0; k < spec.operands.size(); ++k) {
+    const std::string& field = spec.operands[k].field;
+    if ((field == "cu" || field == "markers" || field == "mcu") && n.operands[k] != field)
+      throw CompileError(where + ": operand \"" + field + "\" must be the input \"" + field + "\", not \"" +
+                         n.operands[k] + "\"");
+  }
 }
 
 static Shape weightShape(const WeightDecl& w) {
@@ -154,6 +195,7 @@ std::vector<Shape> checkGraph(const Graph& g) {
     }
     Inferred r = inferNode(n, in);
     if (!r.ok()) fail(where + ": " + r.error);
+    checkBatchOperands(n, spec, where);
     values.emplace(n.name, r.shape);
     result.push_back(r.shape);
   }

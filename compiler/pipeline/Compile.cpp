@@ -234,6 +234,14 @@ void emitText(const CompileOptions& o, const LoweredModel& m, const WeightPacker
   }
 }
 
+// The gathers a batch may index past their table, for the runtime's batch check.
+OJson gatherLimitsJson(const Graph& g) {
+  OJson out = OJson::array();
+  for (const GatherLimit& l : gatherLimits(g))
+    out.push_back({{"index", kime_plan_input_names[l.index]}, {"rows", l.rows}, {"node", l.where}, {"table", l.table}});
+  return out;
+}
+
 // Stage 3: the manifest (plan.h's names throughout).
 Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredModel& m, const WeightPacker& weights) {
   OJson weightsJson = OJson::array();
@@ -246,6 +254,7 @@ Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredMo
   for (const BucketPlan& p : m.plans) bucketsJson.push_back(bucketJson(p, m.kernels, o.cudaMath));
   OJson manifest = {
       {"format", KIME_FORMAT_VERSION}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types}, {"max_seq_len", learnedPositions(g)},
+      {"gather_limits", gatherLimitsJson(g)},
       {"signature", {{"inputs", {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
                      {"outputs", {"logits [M] f32", "act [S, 2] f32"}}}},
       {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}, {"ptx", o.cudaArchs}, {"cuda_math", o.cudaMath}}},

@@ -30,13 +30,27 @@ bool hasSlot(const KernelSpec& s, const std::string& name) {
   if (name == "norm_bias") return s.norm == NormKind::layer;
   if (name == "bias") return s.bias;
   if (name == "weight_up") return s.act == ActKind::swiglu;
-  if (name == "bias_up") return s.act == ActKind::swiglu && s.bias;
+  if (name == "bias_up") return s.act == ActKind::swiglu && s.biasUp;
   if (name == "tokpos" || name == "rope_cos" || name == "rope_sin") return s.ropeHeads > 0;
   if (name == "residual") return s.residual;
+  if (name == "index") return s.kind == KIME_CLASS_GATHER && !s.indexU8;
+  if (name == "index_u8") return s.kind == KIME_CLASS_GATHER && s.indexU8;
+  if (name == "in1" || name == "in2" || name == "in3") return s.program.find(name.back()) != std::string::npos;
   return false;
 }
 
 }  // namespace
+
+int64_t rowBound(const KernelSpec& s, int64_t tokens, int64_t seqs, int64_t markers) {
+  switch (s.rowSym) {
+    case KIME_ROWS_T: return tokens;
+    case KIME_ROWS_S: return seqs;
+    case KIME_ROWS_S1: return seqs + 1;
+    case KIME_ROWS_M: return markers;
+    case KIME_ROWS_R: return seqs + markers;
+    default: return s.staticRows;
+  }
+}
 
 std::vector<kime_arg_slot> argSlots(const KernelSpec& s) {
   int n = 0;
@@ -50,10 +64,11 @@ std::vector<kime_arg_slot> argSlots(const KernelSpec& s) {
 std::string KernelSpec::describe() const {
   std::ostringstream s;
   s.precision(17);
-  s << className(kind) << "|norm=" << nameOf(norm) << "|eps=" << eps << "|act=" << nameOf(act) << "|bias=" << bias
+  s << className(kind) << "|norm=" << nameOf(norm) << "|eps=" << eps << "|act=" << nameOf(act) << "|bias=" << bias << (biasUp ? ",up" : "")
     << "|res=" << residual << "|panel=" << panel << (bf16 ? "|bf16" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows << (ropeInterleaved ? ",interleaved" : "")
     << "|pos=" << learnedPos << "|heads=" << heads << "," << kvHeads << "|scale=" << scale
-    << "|len=" << maxLen << "|rows=" << nameOf(rows) << "|outrows=" << outputRows << "|w=" << in << "," << out << "," << kvWidth;
+    << "|len=" << maxLen << "|rows=" << nameOf(rows) << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
+    << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program) << (vector ? "|vector" : "") << "|w=" << in << "," << out << "," << kvWidth;
   return s.str();
 }
 

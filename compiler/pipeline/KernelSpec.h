@@ -47,9 +47,9 @@ struct KernelSpec {
   // norm, head: the input rows' norm (linears read rows a norm kernel wrote: none)
   NormKind norm = NormKind::none;
   double eps = 0;
-  // linear
+  // linear (a SwiGLU's gate bias is `bias`, its up-projection's `biasUp`)
   ActKind act = ActKind::none;
-  bool bias = false, residual = false;
+  bool bias = false, biasUp = false, residual = false;
   // The weight layout: 0, transposed ([in, out], out fastest); P, panels of P output columns,
   // each [in, P] and contiguous, so that a sweep over k reads one stream per panel.
   int64_t panel = 0;
@@ -72,20 +72,29 @@ struct KernelSpec {
   int64_t heads = 0, kvHeads = 0;
   double scale = 0;
   int64_t maxLen = 0;  // the bucket's token bound: the longest possible sequence
-  // head: the rows it reads; the others: whether their rows are kime-prune-rows' output rows
-  // (R = S + M) rather than the tokens
+  // head: the rows it reads
   RowsKind rows = RowsKind::none;
-  bool outputRows = false;
+  // The output's rows: the tokens, kime-prune-rows' output rows (R = S + M), the sequences
+  // (S, or S+1), the markers, or a static count (`staticRows`: a value computed from weights).
+  kime_row_symbol rowSym = KIME_ROWS_T;
+  int64_t staticRows = 0;
+  // gather: the index is qtype (u8) rather than an int32 array
+  bool indexU8 = false;
+  // eltwise: its postfix program (KimeKernel.td), and whether its values are vectors ([N])
+  std::string program;
+  bool vector = false;
   // widths: embed (out = D); linear (in = K, out = O); attention (in = q width, out = q width,
-  // kvWidth); head (in = D, out = O); norm, select (in = out = D)
+  // kvWidth); head (in = D, out = O); norm, select, gather, eltwise, rope (in = out = D)
   int64_t in = 0, out = 0, kvWidth = 0;
+
+  bool outputRows() const { return rowSym == KIME_ROWS_R; }
 
   // Every field above: equal specs are one kernel (KernelRegistry), so a field left out here
   // would merge kernels that differ.
   auto fields() const {
-    return std::tie(kind, norm, eps, act, bias, residual, panel, bf16, fewRows, ropeHeads, ropeInterleaved,
-                    ropeTheta, ropeRows, learnedPos, heads, kvHeads, scale, maxLen, rows, outputRows, in, out,
-                    kvWidth);
+    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, bf16, fewRows, ropeHeads, ropeInterleaved,
+                    ropeTheta, ropeRows, learnedPos, heads, kvHeads, scale, maxLen, rows, rowSym, staticRows,
+                    indexU8, program, vector, in, out, kvWidth);
   }
   bool operator==(const KernelSpec& o) const { return fields() == o.fields(); }
   bool operator!=(const KernelSpec& o) const { return !(*this == o); }
@@ -93,6 +102,9 @@ struct KernelSpec {
   // The spec in one line, for the manifest, --emit comments and messages.
   std::string describe() const;
 };
+
+// The most rows a kernel of `s` has in a bucket of these bounds.
+int64_t rowBound(const KernelSpec& s, int64_t tokens, int64_t seqs, int64_t markers);
 
 // The argument slots (plan.h) a kernel of `spec` takes, in call order, the output ("out") last:
 // its class's slots less the optional ones it goes without. The plan's steps, the Halide

@@ -45,8 +45,13 @@ kime_row_symbol rowSymbol(shapes::Sym s, int64_t offset) {
   return KIME_ROWS_STATIC;
 }
 
-// A planned value's place and shape.
+// A planned value's place and shape; a squeezed value is its operand's memory as a vector.
 PlanArg arenaArg(Value v) {
+  if (auto sq = v.getDefiningOp<mlir::kime::SqueezeOp>()) {
+    PlanArg a = arenaArg(sq.getX());
+    a.cols = 0;
+    return a;
+  }
   auto k = v.getDefiningOp<mlir::kime::KernelOpInterface>();
   if (!k || !k.getArenaOffset()) throw CompileError("internal: a kernel reads a value with no arena offset");
   shapes::Shape s = cast<KimeTensorType>(v.getType()).toShape();
@@ -97,9 +102,17 @@ class SlotArgs {
 
 std::string nameOf(KernelRole r) { return mlir::kime::stringifyKernelRole(r).str(); }
 
+// The rows of a kernel's output: one of the batch's counts, or a static number.
+void setRows(Value result, KernelSpec& s) {
+  const shapes::Dim& rows = cast<KimeTensorType>(result.getType()).getDims()[0];
+  s.rowSym = rowSymbol(rows.sym, rows.value);
+  s.staticRows = rows.isStatic() ? rows.value : 0;
+}
+
 class StepBuilder {
  public:
-  StepBuilder(const Bucket& b, int64_t ropeRows, WeightPacker& w) : b_(b), ropeRows_(ropeRows), w_(w) {}
+  StepBuilder(const Bucket& b, int64_t ropeRows, int64_t vocab, WeightPacker& w)
+      : b_(b), ropeRows_(ropeRows), vocab_(vocab), w_(w) {}
 
   PlanStep build(KernelOp k, KernelSpec& s) {
     PlanStep step;
@@ -107,7 +120,7 @@ class StepBuilder {
     s.kind = kime_kernel_class(k.getKind());  // numbered as plan.h (KimeDialect.cpp checks)
     shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
     s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
-    s.outputRows = hasOutputRows(k.getResult());
+    setRows(k.getResult(), s);
     SlotArgs args;
     switch (s.kind) {
       case KIME_CLASS_EMBED: embed(k, s, args); break;
@@ -118,6 +131,14 @@ class StepBuilder {
       case KIME_CLASS_SELECT:
         input(k, s, args);
         args.set("rows", outputRows(KIME_INPUT_OUT_ROWS));
+        break;
+      case KIME_CLASS_GATHER: gather(k, s, args); break;
+      case KIME_CLASS_ELTWISE: eltwise(k, s, args); break;
+      case KIME_CLASS_ROPE:
+        input(k, s, args);
+        s.ropeHeads = k.getRopeHeads().value_or(0);
+        s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
+        rope(k, s, args, step.node);
         break;
       default: throw CompileError("internal: kernel \"" + step.node + "\" of no known class");
     }
@@ -143,15 +164,91 @@ class StepBuilder {
     a.cols = pw.shape.size() > 1 ? pw.shape[1] : 0;
     return a;
   }
+  // A weight read as it is (rows), or a planned value.
+  PlanArg valueArg(Value v) {
+    if (auto op = v.getDefiningOp<WeightOp>()) return weightArg(w_.use(op.getNode().str(), "rows"));
+    return arenaArg(v);
+  }
   PlanArg tokens(kime_plan_input name) { return inputArg(name, KIME_ROWS_T, b_.tokens, KIME_DTYPE_I32); }
   PlanArg outputRows(kime_plan_input name) { return inputArg(name, KIME_ROWS_R, b_.seqs + b_.markers, KIME_DTYPE_I32); }
   static bool hasOutputRows(Value v) {
     return cast<KimeTensorType>(v.getType()).getDims()[0].sym == shapes::Sym::R;
   }
 
+  // An index array: one of the batch's own (u32 read as i32, qtype as u8) or the positions the
+  // runtime stages.
+  PlanArg indexArg(Value v, KernelSpec& s, const std::string& node) {
+    if (auto a = dyn_cast<BlockArgument>(v)) {
+      const std::string name = graphInputs()[a.getArgNumber()].name;
+      if (name == "ids") return inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_I32);
+      if (name == "cu") return inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_I32);
+      if (name == "mcu") return inputArg(KIME_INPUT_MCU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_I32);
+      if (name == "markers") return inputArg(KIME_INPUT_MARKERS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32);
+      if (name == "qtype" && s.kind == KIME_CLASS_GATHER) {
+        s.indexU8 = true;
+        return inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8);
+      }
+    }
+    if (v.getDefiningOp<mlir::kime::PositionsOp>()) return tokens(KIME_INPUT_TOKPOS);
+    if (auto p = v.getDefiningOp<mlir::kime::OutputRowsOp>(); p && p.getX().getDefiningOp<mlir::kime::PositionsOp>())
+      return outputRows(KIME_INPUT_OUT_POS);
+    throw CompileError("internal: kernel \"" + node + "\" reads an index that is no batch array or positions");
+  }
+
+  // RoPE by any positions: tables of the angles for every position they can take (the longest
+  // sequence, or the vocabulary for token ids).
+  void rope(KernelOp k, KernelSpec& s, SlotArgs& args, const std::string& node) {
+    input(k, s, args);
+    s.ropeHeads = k.getRopeHeads().value_or(0);
+    s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
+    PlanArg pos = indexArg(k.getIndex(), s, node);
+    s.ropeRows = pos.input == KIME_INPUT_IDS ? vocab_ : ropeRows_;
+    const int64_t hd = s.out / s.ropeHeads;
+    args.set("pos", pos);
+    args.set("rope_cos", weightArg(w_.ropeTable(false, hd, s.ropeTheta, s.ropeRows)));
+    args.set("rope_sin", weightArg(w_.ropeTable(true, hd, s.ropeTheta, s.ropeRows)));
+  }
+
+  // A gather's table or matrix, and the index of each output row.
+  void gather(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    input(k, s, args);
+    const bool picked = hasOutputRows(k.getX());
+    switch (*k.getGather()) {
+      case mlir::kime::GatherKind::rows: {
+        PlanArg index = indexArg(k.getIndex(), s, k.getNode().str());
+        args.set(s.indexU8 ? "index_u8" : "index", index);
+        break;
+      }
+      case mlir::kime::GatherKind::seqs: args.set("index", tokens(KIME_INPUT_TOKSEQ)); break;
+      case mlir::kime::GatherKind::first:
+        args.set("index", inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs, KIME_DTYPE_I32));
+        break;
+      case mlir::kime::GatherKind::markers:
+        args.set("index", inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32));
+        break;
+    }
+  }
+
+  // An elementwise program (an eltwise kernel's, or a linear's epilogue) and its inputs in1..in3.
+  void program(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    if (!k.getProgram()) return;
+    s.program = k.getProgram()->str();
+    const std::pair<const char*, KernelRole> inputs[] = {
+        {"in1", KernelRole::in1}, {"in2", KernelRole::in2}, {"in3", KernelRole::in3}};
+    for (const auto& [slot, role] : inputs)
+      if (Value v = k.getRoleOperand(role)) args.set(slot, valueArg(v));
+  }
+
+  void eltwise(KernelOp k, KernelSpec& s, SlotArgs& args) {
+    s.vector = cast<KimeTensorType>(k.getType()).getDims().size() == 1;
+    args.set("x", valueArg(k.getX()));
+    s.in = s.out;
+    program(k, s, args);
+  }
+
   // The input rows; their width is the kernel's `in`.
   void input(KernelOp k, KernelSpec& s, SlotArgs& args) {
-    PlanArg x = arenaArg(k.getX());
+    PlanArg x = valueArg(k.getX());
     s.in = x.cols;
     args.set("x", x);
   }
@@ -194,18 +291,20 @@ class StepBuilder {
     s.bias = bool(k.getBias());
     if (s.bias) args.set("bias", weight(k, KernelRole::bias, "rows" + order));
     if (k.getWeightUp()) args.set("weight_up", weight(k, KernelRole::weight_up, layout));
-    if (k.getBiasUp()) args.set("bias_up", weight(k, KernelRole::bias_up, "rows" + order));
+    s.biasUp = bool(k.getBiasUp());
+    if (s.biasUp) args.set("bias_up", weight(k, KernelRole::bias_up, "rows" + order));
     if (s.ropeHeads) {
       s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
       s.ropeRows = ropeRows_;
-      args.set("tokpos", s.outputRows ? outputRows(KIME_INPUT_OUT_POS) : tokens(KIME_INPUT_TOKPOS));
+      args.set("tokpos", s.outputRows() ? outputRows(KIME_INPUT_OUT_POS) : tokens(KIME_INPUT_TOKPOS));
       args.set("rope_cos", weightArg(w_.ropeTable(false, hd, s.ropeTheta, ropeRows_)));
       args.set("rope_sin", weightArg(w_.ropeTable(true, hd, s.ropeTheta, ropeRows_)));
     }
     s.residual = bool(k.getResidual());
-    if (s.residual) args.set("residual", arenaArg(k.getResidual()));
+    if (s.residual) args.set("residual", valueArg(k.getResidual()));
+    program(k, s, args);
     // A few-row bucket gets a kernel of its own only where the CPU code differs for it.
-    s.fewRows = (s.outputRows ? b_.seqs + b_.markers : b_.tokens) <= kFewRows && cpu::fewRowsChangesSchedule(s);
+    s.fewRows = rowBound(s, b_.tokens, b_.seqs, b_.markers) <= kFewRows && cpu::fewRowsChangesSchedule(s);
     return 2.0 * double(s.in) * double(s.out) * (s.act == ActKind::swiglu ? 2 : 1);
   }
 
@@ -221,7 +320,7 @@ class StepBuilder {
     args.set("q", q);
     args.set("k", kk);
     args.set("v", arenaArg(k.getV()));
-    args.set("qseq", s.outputRows ? outputRows(KIME_INPUT_OUT_SEQ) : tokens(KIME_INPUT_TOKSEQ));
+    args.set("qseq", s.outputRows() ? outputRows(KIME_INPUT_OUT_SEQ) : tokens(KIME_INPUT_TOKSEQ));
     args.set("cu", inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32));
     return 4.0 * double(s.in);
   }
@@ -245,6 +344,7 @@ class StepBuilder {
 
   const Bucket& b_;
   int64_t ropeRows_;
+  int64_t vocab_;  // the rows of a RoPE table by token ids
   WeightPacker& w_;
 };
 
@@ -272,7 +372,7 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
 
   BucketPlan plan;
   plan.bucket = bucket;
-  StepBuilder sb(bucket, ropeRows, weights);
+  StepBuilder sb(bucket, ropeRows, g.vocab, weights);
   for (auto fn : module->getOps<func::FuncOp>()) {
     plan.arena = fn->getAttrOfType<IntegerAttr>(mlir::kime::kArenaAttr).getInt();
     for (KernelOp k : fn.getOps<KernelOp>()) {

@@ -74,6 +74,11 @@ void readManifest(const std::string& text, ModelImpl& m) {
   m.vocab = j.at("vocab").get<size_t>();
   m.types = j.at("types").get<size_t>();
   m.maxSeqLen = j.at("max_seq_len").get<size_t>();
+  for (const Json& g : j.at("gather_limits")) {
+    const InputId index = named<InputId>(kime_plan_input_names, g.at("index").get<std::string>(), "input");
+    m.gatherLimits.push_back({index, g.at("rows").get<size_t>(), g.at("node").get<std::string>(),
+                              g.at("table").get<std::string>()});
+  }
   for (const Json& w : j.at("weights")) {
     WeightInfo wi{w.at("name").get<std::string>(), w.at("layout").get<std::string>(),
                   w.at("shape").get<std::vector<int64_t>>(), w.at("offset").get<uint64_t>()};

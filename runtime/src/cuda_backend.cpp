@@ -9,7 +9,7 @@ namespace {
 
 // Where each staged array lies in the staging buffer (the same layout on host and device).
 struct StagingLayout {
-  size_t counts = 0, ids = 0, qtype = 0, cu = 0;
+  size_t counts = 0, ids = 0, qtype = 0, cu = 0, markers = 0, mcu = 0;
   size_t staged[kStagedInputs] = {};  // by stagedIndex
   size_t bytes = 0;
 };
@@ -26,6 +26,8 @@ StagingLayout stagingFor(const Bucket& b) {
   l.ids = take(b.tokens * 4);
   l.qtype = take(b.seqs);
   l.cu = take((b.seqs + 1) * 4);
+  l.markers = take(b.markers * 4);
+  l.mcu = take((b.seqs + 1) * 4);
   for (size_t s = 0; s < kStagedInputs; ++s) l.staged[s] = take(stagedRows(s, b) * 4);
   l.bytes = at;
   return l;
@@ -170,6 +172,8 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
       case KIME_INPUT_IDS: return p->staging + l.ids;
       case KIME_INPUT_QTYPE: return p->staging + l.qtype;
       case KIME_INPUT_CU: return p->staging + l.cu;
+      case KIME_INPUT_MARKERS: return p->staging + l.markers;
+      case KIME_INPUT_MCU: return p->staging + l.mcu;
       default: return p->staging + l.staged[stagedIndex(id)];
     }
   };
@@ -218,6 +222,8 @@ std::optional<Error> runCudaPlan(CudaModel& cm, CudaPlan& p, const Batch& b, Out
   if (T) std::memcpy(h + l.ids, b.ids.data, T * 4);
   if (S) std::memcpy(h + l.qtype, b.qtype.data, S);
   std::memcpy(h + l.cu, b.cu.data, (S + 1) * 4);
+  if (M) std::memcpy(h + l.markers, b.markers.data, M * 4);
+  std::memcpy(h + l.mcu, b.mcu.data, (S + 1) * 4);
   int32_t* staged[kStagedInputs];
   for (size_t s = 0; s < kStagedInputs; ++s) staged[s] = at(l.staged[s]);
   stageIndices(b, staged);

@@ -245,6 +245,8 @@ struct ExecutorImpl {
         case KIME_INPUT_IDS: buf.host = hostOf(b.ids.data); break;
         case KIME_INPUT_QTYPE: buf.host = hostOf(b.qtype.data); break;
         case KIME_INPUT_CU: buf.host = hostOf(b.cu.data); break;
+        case KIME_INPUT_MARKERS: buf.host = hostOf(b.markers.data); break;
+        case KIME_INPUT_MCU: buf.host = hostOf(b.mcu.data); break;
         default: buf.host = reinterpret_cast<uint8_t*>(p.stagedAt[stagedIndex(a.input)]); break;
       }
     }
@@ -321,7 +323,7 @@ std::vector<Bucket> Executor::warm() const {
 
 std::optional<Error> Executor::run(const Batch& batch, Outputs& out, Bucket* used) {
   ModelImpl& m = impl_->m();
-  if (auto err = checkBatch(batch, m.vocab, m.types, m.maxSeqLen)) {
+  if (auto err = checkModelBatch(m, batch)) {
     impl_->stats->refusedBatch();
     return err;
   }
@@ -354,7 +356,7 @@ std::optional<kime_bucket_stats> Executor::bucketStats(size_t index) const {
 
 std::optional<Error> Executor::runInBucket(size_t index, const Batch& batch, Outputs& out) {
   ModelImpl& m = impl_->m();
-  if (auto err = checkBatch(batch, m.vocab, m.types, m.maxSeqLen)) return err;
+  if (auto err = checkModelBatch(m, batch)) return err;
   if (index >= impl_->stage->buckets.size()) return impl_->prepare(index);  // its error names the stage
   const Bucket& b = m.buckets[impl_->stage->buckets[index]].bucket;
   const size_t t = batch.tokens(), s = batch.seqs(), k = batch.markerCount();

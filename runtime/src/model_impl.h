@@ -105,6 +105,7 @@ struct ModelImpl {
   std::string name;
   size_t vocab = 0, types = 0;
   size_t maxSeqLen = 0;  // the longest sequence the model takes (learned positions); 0: any
+  std::vector<GatherLimit> gatherLimits;  // the gathers whose index a batch may take past their table
   std::vector<WeightInfo> weights;
   std::vector<std::string> kernelNames;
   std::vector<kime_kernel_class> kernelClasses;
@@ -135,6 +136,12 @@ std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m);
 std::optional<Error> loadArtifactMemory(const void* data, size_t size, const std::string& name, ModelImpl& m);
 // The rows of staged array `i` (stagedIndex) in a bucket: its bound.
 size_t stagedRows(size_t i, const Bucket& b);
+
+// checkBatch with the model's vocabulary, types and positions, then its gather limits.
+inline std::optional<Error> checkModelBatch(const ModelImpl& m, const Batch& b) {
+  if (auto err = checkBatch(b, m.vocab, m.types, m.maxSeqLen)) return err;
+  return checkGatherLimits(b, m.gatherLimits);
+}
 // Fills the staged arrays from a checked batch (arrays[i]: staged array i, stagedRows long): per
 // token its sequence and position; each marker's token and each sequence's first token (-1 when
 // empty); per output row its token (-1 for an empty sequence's), sequence and position; and where

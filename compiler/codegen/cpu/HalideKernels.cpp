@@ -1,6 +1,7 @@
 #include "HalideKernels.h"
 
 #include "CpuCodegen.h"
+#include "GenericKernels.h"
 #include "Schedule.h"
 
 #include <functional>
@@ -100,8 +101,10 @@ struct Linear {
   explicit Linear(Type wt)
       : x(Float(32), 2, "x"), w(wt, 2, "weight"), bias(Float(32), 1, "bias"), wu(wt, 2, "weight_up"),
         biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"), rcos(Float(32), 2, "rope_cos"),
-        rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual") {}
+        rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual"),
+        in{ImageParam(Float(32), 2, "in1"), ImageParam(Float(32), 2, "in2"), ImageParam(Float(32), 2, "in3")} {}
   ImageParam x, w, bias, wu, biasu, tokpos, rcos, rsin, res;
+  ImageParam in[3];  // the epilogue program's inputs 1 to 3
   Var o{"o"}, r{"r"};
   Func acc{"acc"}, accu{"acc_up"}, xbGate{"x_bf16"}, xbUp{"x_bf16_up"}, out{"linear"};
   RDom k, kp;
@@ -144,7 +147,7 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   L.acc(o, r) += product(L.w, L.xbGate);
   Expr y = L.acc(o, r);
   if (s.act == ActKind::swiglu) {
-    L.accu(o, r) = s.bias ? L.biasu(o) : 0.0f;
+    L.accu(o, r) = s.biasUp ? L.biasu(o) : 0.0f;
     L.accu(o, r) += product(L.wu, L.xbUp);
     y = y / (1.0f + exp(-y)) * L.accu(o, r);
   } else if (s.act == ActKind::gelu) {
@@ -163,6 +166,8 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
     y = y * L.rcos(angle, p) + select(first, -partner, partner) * L.rsin(angle, p);
   }
   if (s.residual) y = L.res(L.o, L.r) + y;
+  if (!s.program.empty())
+    y = programValue(s.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); });
   L.out(L.o, L.r) = y;
 }
 
@@ -231,7 +236,7 @@ HalideKernel linear(const KernelSpec& s, const IsaInfo& isa) {
   if (s.bias) args.push_back(L.bias);
   if (s.act == ActKind::swiglu) {
     args.push_back(L.wu);
-    if (s.bias) args.push_back(L.biasu);
+    if (s.biasUp) args.push_back(L.biasu);
   }
   if (s.ropeHeads > 0) {
     args.push_back(L.tokpos);
@@ -239,6 +244,8 @@ HalideKernel linear(const KernelSpec& s, const IsaInfo& isa) {
     args.push_back(L.rsin);
   }
   if (s.residual) args.push_back(L.res);
+  for (int i = 1; i <= 3; ++i)
+    if (s.program.find(char('0' + i)) != std::string::npos) args.push_back(L.in[i - 1]);
   return {Pipeline(L.out), args};
 }
 
@@ -476,6 +483,9 @@ HalideKernel buildAnyKernel(const KernelSpec& s, const IsaInfo& isa) {
   if (s.kind == KIME_CLASS_HEAD) return head(s, rowSchedule(s, isa));
   if (s.kind == KIME_CLASS_SELECT) return selectRows(s, rowSchedule(s, isa));
   if (s.kind == KIME_CLASS_NORM) return normKernel(s, rowSchedule(s, isa));
+  if (s.kind == KIME_CLASS_GATHER) return gatherKernel(s, rowSchedule(s, isa));
+  if (s.kind == KIME_CLASS_ELTWISE) return eltwiseKernel(s, rowSchedule(s, isa));
+  if (s.kind == KIME_CLASS_ROPE) return ropeKernel(s, rowSchedule(s, isa));
   throw CompileError(std::string("internal: no CPU kernel for class \"") + className(s.kind) + "\"");
 }
 

@@ -129,7 +129,7 @@ bool fewRowsChangesSchedule(const KernelSpec& spec) {
 AttentionSchedule attentionSchedule(const KernelSpec& s, const IsaInfo& isa) {
   AttentionSchedule out;
   out.lanes = lanesFor(s.in / s.heads, isa.lanes);
-  if (s.outputRows) {  // the output rows are few, each of its own sequence
+  if (s.outputRows()) {  // the output rows are few, each of its own sequence
     out.keyLanes = lanesFor(s.maxLen, isa.lanes);
     return out;
   }
@@ -149,6 +149,9 @@ RowSchedule rowSchedule(const KernelSpec& s, const IsaInfo& isa) {
   // A norm task of 16 rows: a batch of a few rows is one task, not a hand-off per few rows.
   if (s.kind == KIME_CLASS_NORM) return {16, lanesFor(s.in, isa.lanes)};
   if (s.kind == KIME_CLASS_SELECT) return {0, lanesFor(s.out, isa.lanes)};
+  // The generic row kernels: tasks of 16 rows, like the norm.
+  if (s.kind == KIME_CLASS_GATHER || s.kind == KIME_CLASS_ELTWISE || s.kind == KIME_CLASS_ROPE)
+    return {16, lanesFor(s.out, isa.lanes)};
   return {0, lanesFor(s.in, isa.lanes)};  // head: one task, its rows are few
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 #include "support/Diagnostic.h"
@@ -21,6 +22,11 @@ std::string prelude() {
 )";
 }
 
+// The activations of the eltwise kernels, in a module that has one.
+const char* kActivations = R"(__device__ __forceinline__ float kime_silu(float v) { return v / (1.0f + expf(-v)); }
+__device__ __forceinline__ float kime_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+)";
+
 // Tensor cores (sm_80 and later): a float rounded to TF32 (nearest, ties away from zero), and
 // D += A * B for one warp, A 16x8 and B 8x8 in the PTX ISA's m16n8k8 .tf32 fragments.
 const char* kTensorCores = R"(#ifndef KIME_CUDA_EMULATION
@@ -37,9 +43,17 @@ __device__ __forceinline__ void kime_mma_tf32(float* d, const unsigned* a, const
 #endif
 )";
 
-// The count of a kernel's rows (norm, linear, attention, select): the tokens, or
-// kime-prune-rows' output rows.
-const char* rowCount(const KernelSpec& s) { return s.outputRows ? "counts[KIME_R]" : "counts[KIME_T]"; }
+// The count of a kernel's output rows at run time: one of the batch's counts, or static.
+std::string rowCount(const KernelSpec& s) {
+  switch (s.rowSym) {
+    case KIME_ROWS_T: return "counts[KIME_T]";
+    case KIME_ROWS_S: return "counts[KIME_S]";
+    case KIME_ROWS_S1: return "(counts[KIME_S] + 1)";
+    case KIME_ROWS_M: return "counts[KIME_M]";
+    case KIME_ROWS_R: return "counts[KIME_R]";
+    default: return std::to_string(s.staticRows);
+  }
+}
 
 // Rows of output one warp computes with tensor cores (the M of m16n8k8), and warps per block.
 constexpr int64_t kTcRows = 16, kWarps = 4;
@@ -105,6 +119,31 @@ std::string weightIndex(const KernelSpec& s, const std::string& k, const std::st
   return "((long)(" + col + ") / " + P + " * " + std::to_string(s.in) + " + " + k + ") * " + P + " + (" + col + ") % " + P;
 }
 
+// A postfix program (KimeKernel.td) as a C expression; `input(i)` is input i's element.
+std::string programExpr(const std::string& program, const std::function<std::string(int)>& input) {
+  std::vector<std::string> stack;
+  for (char step : program) {
+    if (step >= '0' && step <= '3') {
+      stack.push_back(input(step - '0'));
+      continue;
+    }
+    if (stack.empty() || ((step == '+' || step == '*') && stack.size() < 2))
+      throw CompileError("internal: program \"" + program + "\" runs out of values");
+    std::string a = stack.back();
+    stack.pop_back();
+    if (step == 's') stack.push_back("kime_silu(" + a + ")");
+    else if (step == 'g') stack.push_back("kime_gelu(" + a + ")");
+    else stack.back() = "(" + stack.back() + (step == '+' ? " + " : " * ") + a + ")";
+  }
+  if (stack.size() != 1) throw CompileError("internal: program \"" + program + "\" leaves no single value");
+  return stack.back();
+}
+
+// A linear's epilogue program: input 0 is `value`, inputs 1 to 3 in1 to in3 at `at`.
+std::string epilogue(const KernelSpec& s, const std::string& value, const std::string& at) {
+  return programExpr(s.program, [&](int i) { return i == 0 ? value : "in" + std::to_string(i) + "[" + at + "]"; });
+}
+
 // One warp per output row: each lane computes columns lane, lane+32, ... (weights are packed
 // [in, out] or in panels, so a warp's loads of one k are contiguous). The rows are tokens or
 // kime-prune-rows' output rows; `tokpos` is their positions in their sequences.
@@ -122,7 +161,7 @@ std::string linear(const KernelSpec& s, const std::string& name) {
   o << "  for (int c = lane; c < " << O << "; c += 32) {\n";
   o << "    float y = " << dot("weight", "c") << (s.bias ? " + bias[c]" : "") << ";\n";
   if (s.act == ActKind::swiglu)
-    o << "    float u = " << dot("weight_up", "c") << (s.bias ? " + bias_up[c]" : "") << ";\n"
+    o << "    float u = " << dot("weight_up", "c") << (s.biasUp ? " + bias_up[c]" : "") << ";\n"
       << "    y = y / (1.0f + expf(-y)) * u;\n";
   if (s.act == ActKind::gelu) o << "    y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
   if (s.ropeHeads) {
@@ -136,6 +175,7 @@ std::string linear(const KernelSpec& s, const std::string& name) {
       << " + j]; }\n";
   }
   if (s.residual) o << "    y += residual[(long)r * " << O << " + c];\n";
+  if (!s.program.empty()) o << "    y = " << epilogue(s, "y", "(long)r * " + O + " + c") << ";\n";
   o << "    out[(long)r * " << O << " + c] = y;\n  }\n}\n";
   return o.str();
 }
@@ -185,7 +225,7 @@ std::string linearTensorCores(const KernelSpec& s, const std::string& name, int6
     << "#pragma unroll\n    for (int i = 0; i < 4; ++i) {\n"
     << "      const int row = r0 + g + (i >= 2 ? 8 : 0), col = c0 + n * 8 + q * 2 + (i & 1);\n"
     << "      float y = acc[n][i]" << (s.bias ? " + bias[col]" : "") << ";\n";
-  if (up) o << "      y = y / (1.0f + expf(-y)) * (accu[n][i]" << (s.bias ? " + bias_up[col]" : "") << ");\n";
+  if (up) o << "      y = y / (1.0f + expf(-y)) * (accu[n][i]" << (s.biasUp ? " + bias_up[col]" : "") << ");\n";
   if (s.act == ActKind::gelu) o << "      y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
   if (s.ropeHeads) {
     // The tile is one head, in groups of G columns (the head, or 16 interleaved ones): the
@@ -199,8 +239,14 @@ std::string linearTensorCores(const KernelSpec& s, const std::string& name, int6
       << (s.bias ? " + bias[first ? col + " + std::to_string(gh) + " : col - " + std::to_string(gh) + "]" : "") << ";\n"
       << "        y = y * rope_cos[p * " << half << " + j] + (first ? -partner : partner) * rope_sin[p * " << half << " + j]; }\n";
   }
-  o << "      if (row < T) out[(long)row * " << O << " + col] = y" << (s.residual ? " + residual[(long)row * " + O + " + col]" : "")
-    << ";\n    }\n}\n";
+  if (s.program.empty()) {
+    o << "      if (row < T) out[(long)row * " << O << " + col] = y" << (s.residual ? " + residual[(long)row * " + O + " + col]" : "")
+      << ";\n    }\n}\n";
+  } else {
+    const std::string at = "(long)row * " + O + " + col";
+    if (s.residual) o << "      if (row < T) y += residual[" << at << "];\n";
+    o << "      if (row < T) out[" << at << "] = " << epilogue(s, "y", at) << ";\n    }\n}\n";
+  }
   return o.str();
 }
 
@@ -278,6 +324,42 @@ std::string selectRows(const KernelSpec& s, const std::string& name) {
   return o.str();
 }
 
+// A block per output row: x's row index[r], or zeros for -1.
+std::string gatherKernel(const KernelSpec& s, const std::string& name) {
+  std::ostringstream o;
+  const std::string D = std::to_string(s.out);
+  o << signature(s, name) << "  const int r = blockIdx.x;\n  if (r >= " << rowCount(s) << ") return;\n"
+    << "  const int src = " << (s.indexU8 ? "(int)index_u8[r]" : "index[r]") << ";\n"
+    << "  for (int c = threadIdx.x; c < " << D << "; c += blockDim.x)\n"
+    << "    out[(long)r * " << D << " + c] = src >= 0 ? x[(long)src * " << D << " + c] : 0.0f;\n}\n";
+  return o.str();
+}
+
+// A thread per element: the postfix program over the inputs' elements.
+std::string eltwiseKernel(const KernelSpec& s, const std::string& name) {
+  static const char* const inputs[] = {"x", "in1", "in2", "in3"};
+  std::ostringstream o;
+  o << signature(s, name) << "  const long e = (long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    << "  if (e >= (long)" << rowCount(s) << " * " << s.out << ") return;\n"
+    << "  out[e] = " << programExpr(s.program, [&](int i) { return std::string(inputs[i]) + "[e]"; }) << ";\n}\n";
+  return o.str();
+}
+
+// A block per row: rotate-half RoPE per head, the angles' cos and sin from the tables.
+std::string ropeKernel(const KernelSpec& s, const std::string& name) {
+  std::ostringstream o;
+  const int64_t hd = s.out / s.ropeHeads, half = hd / 2;
+  const std::string D = std::to_string(s.out);
+  o << signature(s, name) << "  const int r = blockIdx.x;\n  if (r >= " << rowCount(s) << ") return;\n"
+    << "  const int p = min(max(pos[r], 0), " << s.ropeRows - 1 << ");\n"
+    << "  for (int c = threadIdx.x; c < " << D << "; c += blockDim.x) {\n"
+    << "    const int i = c % " << hd << ", j = i < " << half << " ? i : i - " << half << ";\n"
+    << "    const float q = x[(long)r * " << D << " + (i < " << half << " ? c + " << half << " : c - " << half << ")];\n"
+    << "    out[(long)r * " << D << " + c] = x[(long)r * " << D << " + c] * rope_cos[p * " << half << " + j] + (i < "
+    << half << " ? -q : q) * rope_sin[p * " << half << " + j];\n  }\n}\n";
+  return o.str();
+}
+
 }  // namespace
 
 const char* mathName(Math m) { return kime_cuda_math_names[int(m)]; }
@@ -293,8 +375,11 @@ Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
   // that decides it.
   constexpr int64_t warps = kWarps;
   auto blocksFor = [&](int64_t rows) { return std::max<int64_t>(1, (rows + warps - 1) / warps); };
-  const int64_t T = int64_t(s.outputRows ? b.seqs + b.markers : b.tokens);  // the kernel's rows
-  if (s.kind == KIME_CLASS_EMBED || s.kind == KIME_CLASS_SELECT) return {std::max<int64_t>(T, 1), 1, 32 * warps};  // a block per row
+  const int64_t T = rowBound(s, b.tokens, b.seqs, b.markers);  // the kernel's rows
+  if (s.kind == KIME_CLASS_EMBED || s.kind == KIME_CLASS_SELECT || s.kind == KIME_CLASS_GATHER || s.kind == KIME_CLASS_ROPE)
+    return {std::max<int64_t>(T, 1), 1, 32 * warps};  // a block per row
+  if (s.kind == KIME_CLASS_ELTWISE)  // a thread per element
+    return {std::max<int64_t>(1, (T * s.out + 32 * warps - 1) / (32 * warps)), 1, 32 * warps};
   if (int64_t w = math == Math::Tf32 ? tensorCoreWidth(s) : 0)             // a warp per 16 x w tile
     return {std::max<int64_t>(1, (T + kTcRows * warps - 1) / (kTcRows * warps)), s.out / w, 32 * warps};
   if (s.kind == KIME_CLASS_LINEAR || s.kind == KIME_CLASS_NORM) return {blocksFor(T), 1, 32 * warps};  // a warp per row
@@ -311,12 +396,17 @@ std::string kernelSource(const KernelSpec& s, const std::string& name, Math math
   if (s.kind == KIME_CLASS_HEAD) return head(s, name);
   if (s.kind == KIME_CLASS_SELECT) return selectRows(s, name);
   if (s.kind == KIME_CLASS_NORM) return normKernel(s, name);
+  if (s.kind == KIME_CLASS_GATHER) return gatherKernel(s, name);
+  if (s.kind == KIME_CLASS_ELTWISE) return eltwiseKernel(s, name);
+  if (s.kind == KIME_CLASS_ROPE) return ropeKernel(s, name);
   throw CompileError(std::string("internal: no CUDA kernel for class \"") + className(s.kind) + "\"");
 }
 
 std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names, Math math) {
   std::string src = prelude();
   if (math == Math::Tf32) src += kTensorCores;
+  if (std::any_of(specs.begin(), specs.end(), [](const KernelSpec& s) { return !s.program.empty(); }))
+    src += kActivations;
   for (size_t i = 0; i < specs.size(); ++i)
     src += "\n// " + specs[i].describe() + "\n" + kernelSource(specs[i], names[i], math);
   return src;

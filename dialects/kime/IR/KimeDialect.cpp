@@ -211,8 +211,9 @@ void KernelOp::build(OpBuilder& b, OperationState& state, Type result, KernelCla
   build(b, state, result, kind, node, at(R::x), at(R::q), at(R::k), at(R::v), at(R::ids), at(R::qtype),
         at(R::cu), at(R::markers), at(R::mcu), at(R::tok_table), at(R::type_table), at(R::pos),
         at(R::norm_weight), at(R::norm_bias), at(R::weight), at(R::bias), at(R::weight_up), at(R::bias_up),
-        at(R::residual), NormKindAttr(), FloatAttr(), ActivationAttr(), IntegerAttr(), FloatAttr(),
-        IntegerAttr(), IntegerAttr(), FloatAttr(), HeadRowsAttr(), ArithmeticAttr(), IntegerAttr());
+        at(R::residual), at(R::index), at(R::in1), at(R::in2), at(R::in3), NormKindAttr(), FloatAttr(),
+        ActivationAttr(), IntegerAttr(), FloatAttr(), IntegerAttr(), IntegerAttr(), FloatAttr(), HeadRowsAttr(),
+        ArithmeticAttr(), GatherKindAttr(), StringAttr(), IntegerAttr());
 }
 
 KernelClass KernelOp::getKernelClass() { return getKind(); }
@@ -240,6 +241,10 @@ Value KernelOp::getRoleOperand(KernelRole role) {
     case KernelRole::weight_up: return getWeightUp();
     case KernelRole::bias_up: return getBiasUp();
     case KernelRole::residual: return getResidual();
+    case KernelRole::index: return getIndex();
+    case KernelRole::in1: return getIn1();
+    case KernelRole::in2: return getIn2();
+    case KernelRole::in3: return getIn3();
   }
   return {};
 }
@@ -255,11 +260,15 @@ const KernelRoles& mlir::kime::kernelRoles(KernelClass c) {
       /* embed */ {set({R::ids, R::qtype, R::cu, R::tok_table, R::type_table}), set({R::pos})},
       /* norm */ {set({R::x, R::norm_weight}), set({R::norm_bias})},
       /* linear: cu for RoPE's positions */
-      {set({R::x, R::weight}), set({R::bias, R::weight_up, R::bias_up, R::cu, R::residual})},
+      {set({R::x, R::weight}), set({R::bias, R::weight_up, R::bias_up, R::cu, R::residual, R::in1, R::in2, R::in3})},
       /* attention */ {set({R::q, R::k, R::v, R::cu}), 0},
       /* head: markers and mcu for the marker head */
       {set({R::x, R::cu, R::weight}), set({R::norm_weight, R::norm_bias, R::markers, R::mcu, R::bias})},
       /* select */ {set({R::x, R::cu, R::markers, R::mcu}), 0},
+      /* gather: index for gather(rows), cu for the others, markers and mcu for gather(markers) */
+      {set({R::x}), set({R::index, R::cu, R::markers, R::mcu})},
+      /* eltwise */ {set({R::x}), set({R::in1, R::in2, R::in3})},
+      /* rope: index, the positions */ {set({R::x, R::index}), 0},
   };
   return roles[size_t(c)];
 }
@@ -273,6 +282,9 @@ KIME_SAME_CLASS(linear, KIME_CLASS_LINEAR)
 KIME_SAME_CLASS(attention, KIME_CLASS_ATTENTION)
 KIME_SAME_CLASS(head, KIME_CLASS_HEAD)
 KIME_SAME_CLASS(select, KIME_CLASS_SELECT)
+KIME_SAME_CLASS(gather, KIME_CLASS_GATHER)
+KIME_SAME_CLASS(eltwise, KIME_CLASS_ELTWISE)
+KIME_SAME_CLASS(rope, KIME_CLASS_ROPE)
 #undef KIME_SAME_CLASS
 static_assert(kKernelRoleCount <= 32, "KernelRoleSet holds 32 roles");
 
@@ -294,7 +306,9 @@ class KernelChoices {
     const bool rope = op_.getRopeHeads().has_value(), linear = kind_ == KernelClass::linear;
     if (failed(onlyFor("norm", norm, {KernelClass::norm, KernelClass::head})) ||
         failed(onlyFor("act", op_.getAct().has_value(), {KernelClass::linear})) ||
-        failed(onlyFor("rope", rope, {KernelClass::linear})) ||
+        failed(onlyFor("rope", rope, {KernelClass::linear, KernelClass::rope})) ||
+        failed(onlyFor("gather", op_.getGather().has_value(), {KernelClass::gather})) ||
+        failed(onlyFor("program", op_.getProgram().has_value(), {KernelClass::eltwise, KernelClass::linear})) ||
         failed(onlyFor("arith", op_.getArith().has_value(), {KernelClass::linear})) ||
         failed(onlyFor("heads", op_.getHeads().has_value(), {KernelClass::attention})) ||
         failed(onlyFor("rows", op_.getRows().has_value(), {KernelClass::head})))
@@ -303,12 +317,16 @@ class KernelChoices {
     if (kind_ == KernelClass::attention && !(op_.getKvHeads() && op_.getScale()))
       return op_.emitOpError("an attention kernel needs heads(heads, kv_heads, scale)");
     if (kind_ == KernelClass::head && !op_.getRows()) return op_.emitOpError("a head kernel needs its rows(...)");
+    if (kind_ == KernelClass::rope && !rope) return op_.emitOpError("a rope kernel needs its rope(...)");
+    if (kind_ == KernelClass::gather && failed(verifyGather())) return failure();
+    if (kind_ == KernelClass::eltwise && failed(verifyProgram())) return failure();
+    if (kind_ == KernelClass::linear && op_.getProgram() && failed(verifyProgram())) return failure();
     const bool markerRows = op_.getRows() == HeadRows::markers;
     if (failed(together("norm(...)", norm, "eps", op_.getEps().has_value())) ||
         failed(together("norm(...)", norm, "\"norm_weight\" operand", has(KernelRole::norm_weight))) ||
         failed(together("norm(layer, ...)", op_.getNorm() == NormKind::layer, "\"norm_bias\" operand", has(KernelRole::norm_bias))) ||
         failed(together("act(swiglu)", swiglu, "\"weight_up\" operand", has(KernelRole::weight_up))) ||
-        failed(together("act(swiglu) with a bias", swiglu && has(KernelRole::bias), "\"bias_up\" operand", has(KernelRole::bias_up))) ||
+        failed(together("act(swiglu)", swiglu, "\"bias_up\" operand", swiglu || has(KernelRole::bias_up))) ||
         failed(together("rope(...)", rope, "theta", op_.getRopeTheta().has_value())) ||
         failed(together("rope(...)", rope, "\"cu\" operand", linear ? has(KernelRole::cu) : rope)) ||
         failed(together("rows(markers)", markerRows, "\"markers\" operand", kind_ == KernelClass::head ? has(KernelRole::markers) : markerRows)) ||
@@ -319,6 +337,45 @@ class KernelChoices {
 
  private:
   bool has(KernelRole r) { return bool(op_.getRoleOperand(r)); }
+
+  // gather(rows) takes its index; the others cu, and gather(markers) the markers and mcu too.
+  LogicalResult verifyGather() {
+    if (!op_.getGather()) return op_.emitOpError("a gather kernel needs its gather(...)");
+    const GatherKind g = *op_.getGather();
+    if (failed(together("gather(rows)", g == GatherKind::rows, "\"index\" operand", has(KernelRole::index))) ||
+        failed(together("gather(seqs|first|markers)", g != GatherKind::rows, "\"cu\" operand", has(KernelRole::cu))) ||
+        failed(together("gather(markers)", g == GatherKind::markers, "\"markers\" operand", has(KernelRole::markers))) ||
+        failed(together("gather(markers)", g == GatherKind::markers, "\"mcu\" operand", has(KernelRole::mcu))))
+      return failure();
+    return success();
+  }
+
+  // A postfix program over the kernel's inputs that leaves one value, reading each input it has.
+  LogicalResult verifyProgram() {
+    if (!op_.getProgram()) return op_.emitOpError("an eltwise kernel needs its program(...)");
+    StringRef p = *op_.getProgram();
+    const KernelRole inputs[] = {KernelRole::x, KernelRole::in1, KernelRole::in2, KernelRole::in3};
+    int depth = 0;
+    unsigned read = 0;
+    for (char c : p) {
+      if (c >= '0' && c <= '3') {
+        if (!has(inputs[c - '0'])) return op_.emitOpError("program \"") << p << "\" reads input " << c << ", which the kernel does not have";
+        read |= 1u << (c - '0'), ++depth;
+      } else if (c == '+' || c == '*') {
+        if (depth < 2) return op_.emitOpError("program \"") << p << "\": '" << c << "' needs two values";
+        --depth;
+      } else if (c == 's' || c == 'g') {
+        if (depth < 1) return op_.emitOpError("program \"") << p << "\": '" << c << "' needs a value";
+      } else {
+        return op_.emitOpError("program \"") << p << "\": unknown step '" << c << "'";
+      }
+    }
+    if (depth != 1) return op_.emitOpError("program \"") << p << "\" leaves " << depth << " values, not 1";
+    for (unsigned i = 0; i < 4; ++i)
+      if (has(inputs[i]) && !(read & (1u << i)))
+        return op_.emitOpError("program \"") << p << "\" never reads its \"" << stringifyKernelRole(inputs[i]) << "\" operand";
+    return success();
+  }
 
   LogicalResult onlyFor(StringRef choice, bool present, std::initializer_list<KernelClass> classes) {
     if (!present || llvm::is_contained(classes, kind_)) return success();

@@ -14,7 +14,8 @@ include "KimeInterfaces.td"
 // The kernel classes, numbered as plan.h's kime_kernel_class (KimeDialect.cpp checks).
 def Kime_KernelClass : I32EnumAttr<"KernelClass", "a kernel class (plan.h's kime_kernel_class)", [
     I32EnumAttrCase<"embed", 0>, I32EnumAttrCase<"norm", 1>, I32EnumAttrCase<"linear", 2>,
-    I32EnumAttrCase<"attention", 3>, I32EnumAttrCase<"head", 4>, I32EnumAttrCase<"select", 5>]> {
+    I32EnumAttrCase<"attention", 3>, I32EnumAttrCase<"head", 4>, I32EnumAttrCase<"select", 5>,
+    I32EnumAttrCase<"gather", 6>, I32EnumAttrCase<"eltwise", 7>, I32EnumAttrCase<"rope", 8>]> {
   let cppNamespace = "::mlir::kime";
 }
 
@@ -33,6 +34,15 @@ def Kime_Activation : I32EnumAttr<"Activation", "a linear kernel's activation", 
 // The rows a head reads: each marked token, or each sequence's first token.
 def Kime_HeadRows : I32EnumAttr<"HeadRows", "the rows a head kernel reads", [
     I32EnumAttrCase<"markers", 0>, I32EnumAttrCase<"first", 1>]> {
+  let cppNamespace = "::mlir::kime";
+}
+
+// The rows a gather kernel takes: a table's rows by an index (gather_rows), each token's
+// sequence row (expand_seqs), each sequence's first token (first_rows), each marked token
+// (gather_markers).
+def Kime_GatherKind : I32EnumAttr<"GatherKind", "the rows a gather kernel takes", [
+    I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"seqs", 1>, I32EnumAttrCase<"first", 2>,
+    I32EnumAttrCase<"markers", 3>]> {
   let cppNamespace = "::mlir::kime";
 }
 
@@ -55,7 +65,8 @@ def Kime_KernelRole : I32EnumAttr<"KernelRole", "the role of a kernel's operand"
     I32EnumAttrCase<"pos", 11>, I32EnumAttrCase<"norm_weight", 12>,
     I32EnumAttrCase<"norm_bias", 13>, I32EnumAttrCase<"weight", 14>, I32EnumAttrCase<"bias", 15>,
     I32EnumAttrCase<"weight_up", 16>, I32EnumAttrCase<"bias_up", 17>,
-    I32EnumAttrCase<"residual", 18>]> {
+    I32EnumAttrCase<"residual", 18>, I32EnumAttrCase<"index", 19>, I32EnumAttrCase<"in1", 20>,
+    I32EnumAttrCase<"in2", 21>, I32EnumAttrCase<"in3", 22>]> {
   let cppNamespace = "::mlir::kime";
   let genSpecializedAttr = 0;
 }
@@ -65,11 +76,15 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
   let summary = "A fused kernel of one class: what codegen compiles and the plan calls.";
   let description = [{
     `kind` is the kernel class (`embed`, `norm`, `linear`, `attention`, `head`, `select`: the
-    output rows of kime-prune-rows). Each operand is named by its role; a class takes some
-    roles and may take others (the verifier says which). The class's choices are typed:
-    `norm(rms|layer, eps)` for the input rows of a norm or head kernel, `act(gelu|swiglu)` and
-    `rope(heads, theta)` and `arith(bf16)` for a linear, `heads(heads, kv_heads, scale)` for
-    attention, `rows(markers|first)` for a head. After kime-plan-memory, `offset` is the
+    output rows of kime-prune-rows; the generic `gather`, `eltwise` and `rope`). Each operand is
+    named by its role; a class takes some roles and may take others (the verifier says which).
+    The class's choices are typed: `norm(rms|layer, eps)` for the input rows of a norm or head
+    kernel, `act(gelu|swiglu)` and `arith(bf16)` for a linear, `rope(heads, theta)` for a linear
+    or a rope kernel, `heads(heads, kv_heads, scale)` for attention, `rows(markers|first)` for a
+    head, `gather(rows|seqs|first|markers)` for a gather, and for an eltwise kernel its
+    `program`: postfix over its inputs `0` (x) to `3` (in3), `+` add, `*` mul, `s` silu, `g`
+    gelu (`"0s1*"` is silu(x) * in1). A linear's `program` is its epilogue: input `0` is its
+    value after bias, activation, RoPE and residual, `1` to `3` are in1 to in3. After kime-plan-memory, `offset` is the
     result's byte offset in the bucket's arena.
 
     ```mlir
@@ -88,7 +103,9 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
                        Optional<Kime_Tensor>:$norm_weight, Optional<Kime_Tensor>:$norm_bias,
                        Optional<Kime_Tensor>:$weight, Optional<Kime_Tensor>:$bias,
                        Optional<Kime_Tensor>:$weight_up, Optional<Kime_Tensor>:$bias_up,
-                       Optional<Kime_Tensor>:$residual,
+                       Optional<Kime_Tensor>:$residual, Optional<Kime_Tensor>:$index,
+                       Optional<Kime_Tensor>:$in1, Optional<Kime_Tensor>:$in2,
+                       Optional<Kime_Tensor>:$in3,
                        OptionalAttr<Kime_NormKind>:$norm, OptionalAttr<F64Attr>:$eps,
                        OptionalAttr<Kime_Activation>:$act,
                        OptionalAttr<I64Attr>:$rope_heads, OptionalAttr<F64Attr>:$rope_theta,
@@ -96,6 +113,8 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<Kime_HeadRows>:$rows,
                        OptionalAttr<Kime_Arithmetic>:$arith,
+                       OptionalAttr<Kime_GatherKind>:$gather,
+                       OptionalAttr<StrAttr>:$program,
                        OptionalAttr<I64Attr>:$offset);
   let results = (outs Kime_Tensor:$result);
   let assemblyFormat = [{
@@ -119,12 +138,18 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
     (`weight_up` `(` $weight_up^ `:` type($weight_up) `)`)?
     (`bias_up` `(` $bias_up^ `:` type($bias_up) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
+    (`index` `(` $index^ `:` type($index) `)`)?
+    (`in1` `(` $in1^ `:` type($in1) `)`)?
+    (`in2` `(` $in2^ `:` type($in2) `)`)?
+    (`in3` `(` $in3^ `:` type($in3) `)`)?
     (`norm` `(` $norm^ `,` $eps `)`)?
     (`act` `(` $act^ `)`)?
     (`rope` `(` $rope_heads^ `,` $rope_theta `)`)?
     (`heads` `(` $heads^ `,` $kv_heads `,` $scale `)`)?
     (`rows` `(` $rows^ `)`)?
     (`arith` `(` $arith^ `)`)?
+    (`gather` `(` $gather^ `)`)?
+    (`program` `(` $program^ `)`)?
     attr-dict `:` qualified(type($result))
   }];
   let builders = [

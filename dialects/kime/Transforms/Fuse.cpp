@@ -1,6 +1,7 @@
 // kime-fuse: Graph ops -> kime.kernel ops of the classes codegen knows, as rewrite patterns.
 // Where two patterns match the same op, the more specific one has the higher benefit (a head
 // or a SwiGLU claims its linears before the plain linear pattern does).
+#include "KernelBuilder.h"
 #include "kime/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -12,86 +13,8 @@ namespace mlir::kime {
 
 namespace {
 
+using namespace fuse;
 using R = KernelRole;
-
-// The choices of the kernel being assembled (kime.kernel's typed attributes).
-struct Choices {
-  std::optional<NormKind> norm;
-  FloatAttr eps;
-  std::optional<Activation> act;
-  IntegerAttr ropeHeads;
-  FloatAttr ropeTheta;
-  IntegerAttr heads, kvHeads;
-  FloatAttr scale;
-  std::optional<HeadRows> rows;
-  bool bf16 = false;
-};
-
-// A kernel being assembled: its operands by role, its choices, the ops it absorbs.
-struct KernelBuilder {
-  KernelBuilder(KernelClass kind, StringRef node) : kind(kind), node(node.str()) {}
-
-  KernelClass kind;
-  std::string node;
-  std::array<Value, kKernelRoleCount> byRole{};
-  Choices choices;
-  SmallVector<Operation*> absorbed;  // producers first; erased once the kernel replaces `result`
-  Value result;                      // the value the kernel computes
-
-  void add(R role, Value v) { byRole[size_t(role)] = v; }
-};
-
-Operation* singleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
-
-template <typename OpT>
-OpT definedBy(Value v) {
-  return v ? v.getDefiningOp<OpT>() : OpT();
-}
-
-// The norm in front of a kernel's input rows, if any, joins the kernel; returns the rows
-// before it.
-Value absorbNorm(KernelBuilder& k, Value x) {
-  if (auto n = definedBy<RmsNormOp>(x)) {
-    k.choices.norm = NormKind::rms;
-    k.choices.eps = n.getEpsAttr();
-    k.add(R::norm_weight, n.getWeight());
-    k.absorbed.push_back(n);
-    return n.getX();
-  }
-  if (auto n = definedBy<LayerNormOp>(x)) {
-    k.choices.norm = NormKind::layer;
-    k.choices.eps = n.getEpsAttr();
-    k.add(R::norm_weight, n.getWeight());
-    k.add(R::norm_bias, n.getBias());
-    k.absorbed.push_back(n);
-    return n.getX();
-  }
-  return x;
-}
-
-// Emits the kernel in place of `k.result`, right after the last op it absorbs, and erases what
-// it absorbed (a norm only once nothing else reads it: q, k and v each take the norm into
-// their own kernel; consumers first).
-void emit(KernelBuilder& k, PatternRewriter& rw) {
-  Operation* last = k.result.getDefiningOp();
-  OpBuilder::InsertionGuard guard(rw);
-  rw.setInsertionPointAfter(last);
-  auto op = rw.create<KernelOp>(last->getLoc(), k.result.getType(), k.kind, k.node, k.byRole);
-  const Choices& c = k.choices;
-  if (c.norm) op.setNorm(*c.norm);
-  if (c.eps) op.setEpsAttr(c.eps);
-  if (c.act) op.setAct(*c.act);
-  if (c.ropeHeads) op.setRopeHeadsAttr(c.ropeHeads);
-  if (c.ropeTheta) op.setRopeThetaAttr(c.ropeTheta);
-  if (c.heads) op.setHeadsAttr(c.heads);
-  if (c.kvHeads) op.setKvHeadsAttr(c.kvHeads);
-  if (c.scale) op.setScaleAttr(c.scale);
-  if (c.rows) op.setRows(*c.rows);
-  if (c.bf16) op.setArith(Arithmetic::bf16);
-  rw.replaceAllUsesWith(k.result, op.getResult());
-  for (Operation* o : llvm::reverse(k.absorbed))
-    if (o->use_empty()) rw.eraseOp(o);
-}
 
 // tok[ids] + type[qtype] per token (+ pos[positions]), rooted at the first add.
 struct EmbedPattern : OpRewritePattern<AddOp> {
@@ -100,7 +23,8 @@ struct EmbedPattern : OpRewritePattern<AddOp> {
     auto tok = definedBy<GatherRowsOp>(add.getLhs());
     auto expand = definedBy<ExpandSeqsOp>(add.getRhs());
     auto type = expand ? definedBy<GatherRowsOp>(expand.getX()) : GatherRowsOp();
-    if (!tok || !type || !isa<BlockArgument>(tok.getIndex()) || !isa<BlockArgument>(type.getIndex()))
+    if (!tok || !type || !isa<BlockArgument>(tok.getIndex()) || !isa<BlockArgument>(type.getIndex()) ||
+        !isWeight(tok.getTable()) || !isWeight(type.getTable()))
       return failure();
     KernelBuilder k{KernelClass::embed, add.getNode()};
     k.add(R::ids, tok.getIndex());
@@ -115,7 +39,7 @@ struct EmbedPattern : OpRewritePattern<AddOp> {
       Value other = outer.getLhs() == add.getResult() ? outer.getRhs() : outer.getLhs();
       auto pos = definedBy<GatherRowsOp>(other);
       auto positions = pos ? definedBy<PositionsOp>(pos.getIndex()) : PositionsOp();
-      if (positions && positions.getCu() == expand.getCu()) {
+      if (positions && positions.getCu() == expand.getCu() && isWeight(pos.getTable())) {
         k.add(R::pos, pos.getTable());
         k.absorbed.append({pos.getOperation(), outer.getOperation()});
         k.result = outer.getResult();
@@ -127,6 +51,49 @@ struct EmbedPattern : OpRewritePattern<AddOp> {
   }
 };
 
+// The elementwise ops that only the linear's value feeds, one after another: its epilogue
+// program over that value (input 0) and up to three other tensors of its shape (in1 to in3), so
+// that a gated residual, an activation of a sum or a scaled branch is computed while the output
+// tile is in registers.
+void absorbProgram(KernelBuilder& k) {
+  std::string program = "0";
+  SmallVector<Value, 3> inputs;
+  while (Operation* user = singleUser(k.result)) {
+    if (!isElementwise(user)) break;
+    const char step = stepOf(user);
+    if (user->getNumOperands() == 2) {
+      const bool lhs = user->getOperand(0) == k.result;
+      Value other = user->getOperand(lhs ? 1 : 0);
+      auto it = llvm::find(inputs, other);
+      if (it == inputs.end()) {
+        if (inputs.size() == 3) break;
+        inputs.push_back(other);
+        it = inputs.end() - 1;
+      }
+      const char in = char('1' + (it - inputs.begin()));
+      program = lhs ? program + in + step : std::string(1, in) + program + step;
+    } else {
+      program += step;
+    }
+    k.absorbed.push_back(user);
+    k.result = user->getResult(0);
+    k.node = user->getAttrOfType<StringAttr>("node").str();
+  }
+  if (program == "0") return;
+  k.choices.program = program;
+  const KernelRole roles[] = {R::in1, R::in2, R::in3};
+  for (size_t i = 0; i < inputs.size(); ++i) k.add(roles[i], inputs[i]);
+}
+
+// Whether a linear's weight and bias are the checkpoint's (the kernels read them packed).
+bool weightsOf(LinearOp l) { return isWeight(l.getWeight()) && (!l.getBias() || isWeight(l.getBias())); }
+
+int64_t outputsOf(LinearOp l) { return cast<KimeTensorType>(l.getWeight().getType()).getDims()[0].value; }
+
+// A head kernel computes its outputs one by one for each row it reads (few rows, few outputs);
+// a wider first linear of a head is a gather and a blocked linear.
+constexpr int64_t kHeadMaxOutputs = 16;
+
 // norm(x) -> marker rows or first rows -> linear (-> squeeze): the final norm is computed only
 // for the rows the head reads.
 struct HeadPattern : OpRewritePattern<LinearOp> {
@@ -134,7 +101,7 @@ struct HeadPattern : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp l, PatternRewriter& rw) const override {
     auto markers = definedBy<GatherMarkersOp>(l.getX());
     auto first = definedBy<FirstRowsOp>(l.getX());
-    if (!markers && !first) return failure();
+    if ((!markers && !first) || !weightsOf(l) || outputsOf(l) > kHeadMaxOutputs) return failure();
     KernelBuilder k{KernelClass::head, l.getNode()};
     Operation* rows = markers ? markers.getOperation() : first.getOperation();
     k.add(R::x, absorbNorm(k, rows->getOperand(0)));
@@ -202,8 +169,8 @@ struct SwiGluPattern : OpRewritePattern<LinearOp> {
     auto silu = mul ? definedBy<SiluOp>(mul.getLhs()) : SiluOp();
     auto gate = silu ? definedBy<LinearOp>(silu.getX()) : LinearOp();
     auto up = mul ? definedBy<LinearOp>(mul.getRhs()) : LinearOp();
-    if (!gate || !up || gate.getX() != up.getX() || !gate.getResult().hasOneUse() ||
-        !silu.getResult().hasOneUse() || !up.getResult().hasOneUse())
+    if (!gate || !up || gate == up || gate.getX() != up.getX() || !gate.getResult().hasOneUse() ||
+        !silu.getResult().hasOneUse() || !up.getResult().hasOneUse() || !weightsOf(gate) || !weightsOf(up))
       return failure();
     KernelBuilder k{KernelClass::linear, mul.getNode()};
     k.add(R::x, gate.getX());  // normed, when a norm is in front, by a norm kernel (NormPattern)
@@ -217,6 +184,7 @@ struct SwiGluPattern : OpRewritePattern<LinearOp> {
       k.absorbed.push_back(o);
     k.result = mul.getResult();
     absorbEpilogue(k);
+    absorbProgram(k);
     emit(k, rw);
     return success();
   }
@@ -226,6 +194,7 @@ struct SwiGluPattern : OpRewritePattern<LinearOp> {
 struct LinearPattern : OpRewritePattern<LinearOp> {
   LinearPattern(MLIRContext* ctx, Arithmetic arith) : OpRewritePattern(ctx, /*benefit=*/1), arith(arith) {}
   LogicalResult matchAndRewrite(LinearOp l, PatternRewriter& rw) const override {
+    if (!weightsOf(l)) return failure();
     KernelBuilder k{KernelClass::linear, l.getNode()};
     k.add(R::x, l.getX());  // normed, when a norm is in front, by a norm kernel (NormPattern)
     k.add(R::weight, l.getWeight());
@@ -234,6 +203,7 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     k.absorbed.push_back(l);
     k.result = l.getResult();
     absorbEpilogue(k);
+    absorbProgram(k);
     emit(k, rw);
     return success();
   }
@@ -262,6 +232,18 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
   }
 };
 
+// A norm kernel of `n`'s rows; fails where the norm's weights are computed, not the checkpoint's.
+template <typename NormOpT>
+LogicalResult normKernel(NormOpT n, PatternRewriter& rw) {
+  KernelBuilder k{KernelClass::norm, n.getNode()};
+  Value x = absorbNorm(k, n.getResult());
+  if (x == n.getResult()) return failure();
+  k.add(R::x, x);
+  k.result = n.getResult();
+  emit(k, rw);
+  return success();
+}
+
 // A norm in front of linears is a kernel of its own: in a linear's prologue every row would be
 // normed again for each block of output columns (twelve times for a BERT-base q), and q, k and
 // v would each norm the same rows. A head, reading few rows, takes its norm in: a norm that
@@ -272,12 +254,16 @@ struct NormPattern : OpRewritePattern<NormOpT> {
   LogicalResult matchAndRewrite(NormOpT n, PatternRewriter& rw) const override {
     for (Operation* user : n->getUsers())
       if (isa<GatherMarkersOp, FirstRowsOp>(user)) return failure();
-    KernelBuilder k{KernelClass::norm, n.getNode()};
-    k.add(R::x, absorbNorm(k, n.getResult()));
-    k.result = n.getResult();
-    emit(k, rw);
-    return success();
+    return normKernel(n, rw);
   }
+};
+
+// Any norm the patterns above left (one that head rows read but no head took, or a norm of
+// sequence or marker rows): a norm kernel of its rows.
+template <typename NormOpT>
+struct AnyNormPattern : OpRewritePattern<NormOpT> {
+  using OpRewritePattern<NormOpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(NormOpT n, PatternRewriter& rw) const override { return normKernel(n, rw); }
 };
 
 // The output rows of a token matrix (kime-prune-rows): a copy of the rows the heads read.
@@ -317,6 +303,14 @@ struct FusePass : impl::FuseBase<FusePass> {
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config))) {
       getOperation().emitError("kime-fuse: the patterns did not converge");
+      return signalPassFailure();
+    }
+    // Then whatever no fused kernel took: a generic kernel per op, elementwise chains as one.
+    RewritePatternSet generic(ctx);
+    generic.add<AnyNormPattern<RmsNormOp>, AnyNormPattern<LayerNormOp>>(ctx);
+    populateGenericPatterns(generic);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(generic), config))) {
+      getOperation().emitError("kime-fuse: the generic patterns did not converge");
       signalPassFailure();
     }
   }

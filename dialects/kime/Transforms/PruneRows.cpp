@@ -73,6 +73,13 @@ struct PruneRowsPass : impl::PruneRowsBase<PruneRowsPass> {
     // Only past an attention's keys and values is there anything to save (before it, the rows
     // the heads read are the tokens' own); a graph without attention stays as it is.
     if (!llvm::any_of(region, [](Operation* op) { return isa<AttentionOp>(op); })) return;
+    // The output rows' positions are staged for the tokens' own positions only: a RoPE by other
+    // positions (token ids) keeps every row.
+    if (llvm::any_of(region, [](Operation* op) {
+          auto r = dyn_cast<RopeOp>(op);
+          return r && !r.getPos().getDefiningOp<PositionsOp>();
+        }))
+      return;
 
     Value cu = markers.getCu(), markerIds = markers.getMarkers(), mcu = markers.getMcu();
     DenseMap<Value, Value> picked;  // a value outside the region -> its output rows

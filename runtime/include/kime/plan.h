@@ -20,8 +20,9 @@ extern "C" {
 #endif
 
 /* The artifact format's version: the header's and the manifest's. 2: the names of this header
- * (kernel classes, inputs, row counts, dtypes by name as below). */
-#define KIME_FORMAT_VERSION 2u
+ * (kernel classes, inputs, row counts, dtypes by name as below). 3: the generic classes (gather,
+ * eltwise, rope), the markers and mcu inputs, a SwiGLU's biases apart, the gather limits. */
+#define KIME_FORMAT_VERSION 3u
 
 /* Section names: the manifest, the packed weights, and the code: "code.cpu.<target>" (target:
  * x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16) and "code.ptx.<math>.<arch>" (math:
@@ -42,7 +43,11 @@ typedef enum kime_kernel_class {
   KIME_CLASS_ATTENTION = 3, /* variable-length attention over each row's sequence */
   KIME_CLASS_HEAD = 4,      /* the marker logits or the act pairs, normed rows of the heads */
   KIME_CLASS_SELECT = 5,    /* kime-prune-rows' output rows */
-  KIME_CLASS_COUNT = 6
+  /* The generic classes: whatever no fusion pattern covers. */
+  KIME_CLASS_GATHER = 6,  /* rows of a table or a matrix by an index: gather_rows, expand_seqs, first_rows, gather_markers */
+  KIME_CLASS_ELTWISE = 7, /* a chain of add / mul / silu / gelu over up to 4 inputs, as one loop */
+  KIME_CLASS_ROPE = 8,    /* RoPE on rows no linear computes, by any positions */
+  KIME_CLASS_COUNT = 9
 } kime_kernel_class;
 
 /* The arrays a plan reads besides the arena and the weights: the batch's own (ids, qtype, cu),
@@ -52,6 +57,8 @@ typedef enum kime_plan_input {
   KIME_INPUT_IDS = 0,
   KIME_INPUT_QTYPE,
   KIME_INPUT_CU,
+  KIME_INPUT_MARKERS,
+  KIME_INPUT_MCU,
   KIME_INPUT_TOKSEQ, /* per token: its sequence */
   KIME_INPUT_TOKPOS, /* per token: its position in its sequence */
   KIME_INPUT_MARKER_ROWS,
@@ -98,10 +105,10 @@ typedef enum kime_count_slot {
 typedef enum kime_cuda_math { KIME_CUDA_TF32 = 0, KIME_CUDA_F32 = 1, KIME_CUDA_MATH_COUNT = 2 } kime_cuda_math;
 
 static const char* const kime_cuda_math_names[KIME_CUDA_MATH_COUNT] = {"tf32", "f32"};
-static const char* const kime_kernel_class_names[KIME_CLASS_COUNT] = {"embed", "norm", "linear",
-                                                                        "attention", "head", "select"};
+static const char* const kime_kernel_class_names[KIME_CLASS_COUNT] = {
+    "embed", "norm", "linear", "attention", "head", "select", "gather", "eltwise", "rope"};
 static const char* const kime_plan_input_names[KIME_INPUT_COUNT] = {
-    "ids", "qtype", "cu", "tokseq", "tokpos", "marker_rows", "first_rows", "out_rows", "out_seq", "out_pos",
+    "ids", "qtype", "cu", "markers", "mcu", "tokseq", "tokpos", "marker_rows", "first_rows", "out_rows", "out_seq", "out_pos",
     "out_first_rows", "out_marker_rows"};
 static const char* const kime_row_symbol_names[KIME_ROWS_COUNT] = {"", "T", "S", "S+1", "M", "R"};
 static const char* const kime_dtype_names[KIME_DTYPE_COUNT] = {"f32", "i32", "u32", "u8", "bf16"};
@@ -127,8 +134,11 @@ typedef struct kime_arg_slot {
 
 /* Per class, the slots in call order; the output ("out") is last. Which optional slots a kernel
  * has follows from its spec: embed "pos" with learned positions; norm and head "norm_bias" with
- * layer norm, head "norm_weight" with any norm; linear "bias" / "bias_up" with biases, the "_up"
- * pair with SwiGLU, "tokpos" / "rope_cos" / "rope_sin" with RoPE, "residual" with a residual. */
+ * layer norm, head "norm_weight" with any norm; linear "bias" / "bias_up" with biases (each on its
+ * own), "weight_up" with SwiGLU, "tokpos" / "rope_cos" / "rope_sin" with RoPE, "residual" with a
+ * residual; gather "index" (i32, or u32 read as i32) or "index_u8" (qtype); linear and eltwise
+ * "in1".."in3" as their program reads them (a linear's epilogue program: its input 0 is the
+ * linear's value after bias, activation, RoPE and residual). */
 #define KIME_F32_ KIME_DTYPE_F32
 static const kime_arg_slot kime_embed_slots[] = {
     {"ids", KIME_DTYPE_U32, 0}, {"tokseq", KIME_DTYPE_I32, 0}, {"tokpos", KIME_DTYPE_I32, 0},
@@ -140,6 +150,7 @@ static const kime_arg_slot kime_linear_slots[] = {
     {"x", KIME_F32_, 0},        {"weight", KIME_F32_, 0},         {"bias", KIME_F32_, 1},
     {"weight_up", KIME_F32_, 1}, {"bias_up", KIME_F32_, 1},        {"tokpos", KIME_DTYPE_I32, 1},
     {"rope_cos", KIME_F32_, 1},  {"rope_sin", KIME_F32_, 1},       {"residual", KIME_F32_, 1},
+    {"in1", KIME_F32_, 1},       {"in2", KIME_F32_, 1},            {"in3", KIME_F32_, 1},
     {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_attention_slots[] = {
     {"q", KIME_F32_, 0},          {"k", KIME_F32_, 0},         {"v", KIME_F32_, 0},
@@ -150,6 +161,18 @@ static const kime_arg_slot kime_head_slots[] = {
     {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_select_slots[] = {
     {"x", KIME_F32_, 0}, {"rows", KIME_DTYPE_I32, 0}, {"out", KIME_F32_, 0}};
+/* out row r = x row index[r], or zeros where the index is -1 (an empty sequence's first row). */
+static const kime_arg_slot kime_gather_slots[] = {
+    {"x", KIME_F32_, 0}, {"index", KIME_DTYPE_I32, 1}, {"index_u8", KIME_DTYPE_U8, 1}, {"out", KIME_F32_, 0}};
+static const kime_arg_slot kime_eltwise_slots[] = {
+    {"x", KIME_F32_, 0}, {"in1", KIME_F32_, 1}, {"in2", KIME_F32_, 1}, {"in3", KIME_F32_, 1}, {"out", KIME_F32_, 0}};
+/* RoPE by positions (the tokens', the output rows', or token ids) from tables of cos and sin of
+ * each position's angles, [positions, head / 2]. */
+static const kime_arg_slot kime_rope_slots[] = {
+    {"x", KIME_F32_, 0}, {"pos", KIME_DTYPE_I32, 0}, {"rope_cos", KIME_F32_, 0}, {"rope_sin", KIME_F32_, 0},
+    {"out", KIME_F32_, 0}};
+/* The most inputs of an eltwise kernel. */
+#define KIME_ELTWISE_INPUTS 4
 #undef KIME_F32_
 
 /* The slots of class `c` and their number. */
@@ -162,6 +185,9 @@ static inline const kime_arg_slot* kime_class_slots(kime_kernel_class c, int* co
     case KIME_CLASS_ATTENTION: return KIME_SLOTS_(kime_attention_slots);
     case KIME_CLASS_HEAD: return KIME_SLOTS_(kime_head_slots);
     case KIME_CLASS_SELECT: return KIME_SLOTS_(kime_select_slots);
+    case KIME_CLASS_GATHER: return KIME_SLOTS_(kime_gather_slots);
+    case KIME_CLASS_ELTWISE: return KIME_SLOTS_(kime_eltwise_slots);
+    case KIME_CLASS_ROPE: return KIME_SLOTS_(kime_rope_slots);
     default: break;
   }
 #undef KIME_SLOTS_

@@ -415,3 +415,75 @@ func.func @kernel_first_rows_with_markers(%x: !kime.tensor<[T:8, 4], f32>, %w: !
   %y = kime.kernel head "h" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) markers(%cu : !kime.tensor<[S+1:3], ui32>) mcu(%cu : !kime.tensor<[S+1:3], ui32>) weight(%w : !kime.tensor<[4, 4], f32>) rows(first) : !kime.tensor<[S:2, 4], f32>
   return
 }
+
+// -----
+
+func.func @gather_without_kind(%x: !kime.tensor<[T:8, 4], f32>, %i: !kime.tensor<[T:8], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a gather kernel needs its gather(...)}}
+  %y = kime.kernel gather "g" x(%x : !kime.tensor<[T:8, 4], f32>) index(%i : !kime.tensor<[T:8], ui32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @gather_rows_without_index(%x: !kime.tensor<[T:8, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op a gather kernel with gather(rows) needs its "index" operand}}
+  %y = kime.kernel gather "g" x(%x : !kime.tensor<[T:8, 4], f32>) gather(rows) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @gather_markers_without_mcu(%x: !kime.tensor<[T:8, 4], f32>, %cu: !kime.tensor<[S+1:3], ui32>, %m: !kime.tensor<[M:4], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a gather kernel with gather(markers) needs its "mcu" operand}}
+  %y = kime.kernel gather "g" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) markers(%m : !kime.tensor<[M:4], ui32>) gather(markers) : !kime.tensor<[M:4, 4], f32>
+  return
+}
+
+// -----
+
+func.func @eltwise_reads_a_missing_input(%x: !kime.tensor<[T:8, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op program "01+" reads input 1, which the kernel does not have}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program("01+") : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @eltwise_leaves_two_values(%x: !kime.tensor<[T:8, 4], f32>, %z: !kime.tensor<[T:8, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op program "01" leaves 2 values, not 1}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program("01") : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @eltwise_unknown_step(%x: !kime.tensor<[T:8, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op program "0t": unknown step 't'}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program("0t") : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @eltwise_unread_input(%x: !kime.tensor<[T:8, 4], f32>, %z: !kime.tensor<[T:8, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op program "0s" never reads its "in1" operand}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program("0s") : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @rope_without_rope(%x: !kime.tensor<[T:8, 4], f32>, %i: !kime.tensor<[T:8], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op a rope kernel needs its rope(...)}}
+  %y = kime.kernel rope "r" x(%x : !kime.tensor<[T:8, 4], f32>) index(%i : !kime.tensor<[T:8], ui32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @up_bias_without_swiglu(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %b: !kime.tensor<[4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op a linear kernel with "bias_up" operand needs act(swiglu)}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) bias_up(%b : !kime.tensor<[4], f32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}

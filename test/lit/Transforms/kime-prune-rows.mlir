@@ -178,3 +178,31 @@ module {
     return %14, %16 : !kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>
   }
 }
+
+// -----
+
+// RoPE by token ids in the last layer: the runtime stages the output rows' positions, not their
+// ids, so the pass cannot prove the picked rows right and holds back.
+// CHECK-LABEL: func.func @rope_by_ids
+// CHECK-NOT: kime.output_rows
+// CHECK-NOT: [R:
+// CHECK: return
+module {
+  func.func @rope_by_ids(%arg0: !kime.tensor<[T:64], ui32>, %arg1: !kime.tensor<[S+1:5], ui32>, %arg2: !kime.tensor<[M:16], ui32>, %arg3: !kime.tensor<[S+1:5], ui32>, %arg4: !kime.tensor<[S:4], ui8>) -> (!kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>) attributes {kime.bucket = array<i64: 64, 4, 16>, kime.types = 2 : i64, kime.vocab = 16 : i64} {
+    %0 = kime.weight "embed.tok" : () -> !kime.tensor<[16, 8], f32>
+    %1 = kime.weight "q.weight" : () -> !kime.tensor<[8, 8], f32>
+    %2 = kime.weight "head.marker.weight" : () -> !kime.tensor<[1, 8], f32>
+    %3 = kime.weight "head.act.weight" : () -> !kime.tensor<[2, 8], f32>
+    %4 = kime.gather_rows "embed.tok.rows"(%0, %arg0) : (!kime.tensor<[16, 8], f32>, !kime.tensor<[T:64], ui32>) -> !kime.tensor<[T:64, 8], f32>
+    %5 = kime.linear "q"(%4, %1) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[8, 8], f32>) -> !kime.tensor<[T:64, 8], f32>
+    %6 = kime.rope "q.rope"(%5, %arg0) {heads = 2 : i64, theta = 1.000000e+04 : f64} : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[T:64], ui32>) -> !kime.tensor<[T:64, 8], f32>
+    %7 = kime.attention "attn"(%6, %4, %4, %arg1) {heads = 2 : i64, kv_heads = 2 : i64, scale = 5.000000e-01 : f64} : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[T:64, 8], f32>, !kime.tensor<[T:64, 8], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[T:64, 8], f32>
+    %8 = kime.rope "attn.rope"(%7, %arg0) {heads = 2 : i64, theta = 1.000000e+04 : f64} : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[T:64], ui32>) -> !kime.tensor<[T:64, 8], f32>
+    %9 = kime.gather_markers "head.marker.rows"(%8, %arg1, %arg2, %arg3) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[S+1:5], ui32>, !kime.tensor<[M:16], ui32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[M:16, 8], f32>
+    %10 = kime.linear "head.marker"(%9, %2) : (!kime.tensor<[M:16, 8], f32>, !kime.tensor<[1, 8], f32>) -> !kime.tensor<[M:16, 1], f32>
+    %11 = kime.squeeze "head.marker.logits"(%10) : (!kime.tensor<[M:16, 1], f32>) -> !kime.tensor<[M:16], f32>
+    %12 = kime.first_rows "head.act.rows"(%8, %arg1) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[S:4, 8], f32>
+    %13 = kime.linear "head.act"(%12, %3) : (!kime.tensor<[S:4, 8], f32>, !kime.tensor<[2, 8], f32>) -> !kime.tensor<[S:4, 2], f32>
+    return %11, %13 : !kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>
+  }
+}

@@ -33,9 +33,16 @@ std::vector<KernelSpec> specsOfEveryShape() {
       for (bool residual : {false, true}) {
         KernelSpec l;
         l.kind = KIME_CLASS_LINEAR, l.act = act, l.bias = bias, l.residual = residual, l.in = 32, l.out = 64;
+        l.biasUp = act == ActKind::swiglu && bias;
         l.panel = 16;
         out.push_back(l);
       }
+  for (bool gateBias : {false, true}) {  // a SwiGLU with a bias on one of its linears only
+    KernelSpec l;
+    l.kind = KIME_CLASS_LINEAR, l.act = ActKind::swiglu, l.bias = gateBias, l.biasUp = !gateBias, l.in = 32, l.out = 64;
+    l.panel = 16;
+    out.push_back(l);
+  }
   KernelSpec rope;
   rope.kind = KIME_CLASS_LINEAR, rope.in = 32, rope.out = 64, rope.panel = 16, rope.ropeHeads = 2;
   rope.ropeTheta = 1e4, rope.ropeRows = 64, rope.ropeInterleaved = true;
@@ -43,7 +50,7 @@ std::vector<KernelSpec> specsOfEveryShape() {
   for (bool outputRows : {false, true}) {
     KernelSpec a;
     a.kind = KIME_CLASS_ATTENTION, a.in = a.out = 64, a.kvWidth = 32, a.heads = 4, a.kvHeads = 2;
-    a.scale = 0.25, a.maxLen = 64, a.outputRows = outputRows;
+    a.scale = 0.25, a.maxLen = 64, a.rowSym = outputRows ? KIME_ROWS_R : KIME_ROWS_T;
     out.push_back(a);
   }
   for (NormKind norm : {NormKind::none, NormKind::rms, NormKind::layer})
@@ -53,8 +60,25 @@ std::vector<KernelSpec> specsOfEveryShape() {
       out.push_back(h);
     }
   KernelSpec s;
-  s.kind = KIME_CLASS_SELECT, s.in = s.out = 32, s.outputRows = true;
+  s.kind = KIME_CLASS_SELECT, s.in = s.out = 32, s.rowSym = KIME_ROWS_R;
   out.push_back(s);
+  for (bool u8 : {false, true}) {
+    KernelSpec g;
+    g.kind = KIME_CLASS_GATHER, g.in = g.out = 32, g.indexU8 = u8, g.rowSym = u8 ? KIME_ROWS_S : KIME_ROWS_T;
+    out.push_back(g);
+  }
+  for (const char* program : {"0s", "01*", "012+*", "0123++g*", "02+"}) {
+    KernelSpec e;
+    e.kind = KIME_CLASS_ELTWISE, e.in = e.out = 32, e.program = program;
+    out.push_back(e);
+  }
+  KernelSpec v;
+  v.kind = KIME_CLASS_ELTWISE, v.in = v.out = 1, v.program = "01+", v.vector = true, v.rowSym = KIME_ROWS_M;
+  out.push_back(v);
+  KernelSpec r;
+  r.kind = KIME_CLASS_ROPE, r.in = r.out = 32, r.ropeHeads = 2, r.ropeTheta = 1e4, r.ropeRows = 64;
+  r.rowSym = KIME_ROWS_STATIC, r.staticRows = 5;
+  out.push_back(r);
   return out;
 }
 

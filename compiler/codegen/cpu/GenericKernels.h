@@ -1,0 +1,22 @@
+// The generic kernel classes' Halide pipelines (gather, eltwise, rope): what kime-fuse makes of
+// the Graph ops no fused kernel takes.
+#ifndef KIME_CODEGEN_CPU_GENERICKERNELS_H
+#define KIME_CODEGEN_CPU_GENERICKERNELS_H
+
+#include <functional>
+#include <string>
+
+#include "HalideKernels.h"
+
+namespace kime::cpu {
+
+// The value of a postfix program (KimeKernel.td): `input(i)` is input i's element.
+Halide::Expr programValue(const std::string& program, const std::function<Halide::Expr(int)>& input);
+
+HalideKernel gatherKernel(const KernelSpec& s, const RowSchedule& sch);
+HalideKernel eltwiseKernel(const KernelSpec& s, const RowSchedule& sch);
+HalideKernel ropeKernel(const KernelSpec& s, const RowSchedule& sch);
+
+}  // namespace kime::cpu
+
+#endif  // KIME_CODEGEN_CPU_GENERICKERNELS_H

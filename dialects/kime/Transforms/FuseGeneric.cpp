@@ -1,0 +1,141 @@
+// kime-fuse's fallback: a generic kernel for each Graph op no fused pattern took, so that every
+// valid Graph lowers. Elementwise ops that only one another read become one kernel (a postfix
+// program over its inputs); gathers, norms and RoPE of any rows become kernels of their own.
+#include "KernelBuilder.h"
+
+namespace mlir::kime::fuse {
+
+namespace {
+
+// An elementwise chain being assembled: its postfix program, its inputs, the ops it takes in.
+struct Chain {
+  std::string program;
+  SmallVector<Value, KIME_ELTWISE_INPUTS> inputs;
+  SmallVector<Operation*> absorbed;  // producers first
+  bool deep = true;                  // producers that only the chain reads join it
+
+  // Appends the program of `op`; false when it would need more inputs than a kernel has.
+  bool append(Operation* op) {
+    for (Value v : op->getOperands()) {
+      Operation* def = v.getDefiningOp();
+      if (deep && isElementwise(def) && v.hasOneUse()) {
+        if (!append(def)) return false;
+        continue;
+      }
+      auto it = llvm::find(inputs, v);
+      if (it == inputs.end()) {
+        if (inputs.size() == KIME_ELTWISE_INPUTS) return false;
+        inputs.push_back(v);
+        it = inputs.end() - 1;
+      }
+      program += char('0' + (it - inputs.begin()));
+    }
+    program += stepOf(op);
+    absorbed.push_back(op);
+    return true;
+  }
+};
+
+// Rooted at the last op of a chain: one whose result is not read by exactly one elementwise op
+// (that one would take it in). Where the whole chain needs more than four inputs, the root takes
+// only its own operands and the producers become chains of their own.
+template <typename OpT>
+struct EltwisePattern : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter& rw) const override {
+    Value result = op->getResult(0);
+    if (result.hasOneUse() && isElementwise(*result.getUsers().begin())) return failure();
+    Chain chain;
+    if (!chain.append(op)) {
+      chain = Chain{};
+      chain.deep = false;
+      chain.append(op);
+    }
+    KernelBuilder k{KernelClass::eltwise, op.getNode()};
+    const KernelRole roles[] = {KernelRole::x, KernelRole::in1, KernelRole::in2, KernelRole::in3};
+    for (size_t i = 0; i < chain.inputs.size(); ++i) k.add(roles[i], chain.inputs[i]);
+    k.choices.program = chain.program;
+    k.absorbed = chain.absorbed;
+    k.result = result;
+    emit(k, rw);
+    return success();
+  }
+};
+
+KernelBuilder gatherOf(Operation* op, GatherKind kind, Value x) {
+  KernelBuilder k{KernelClass::gather, op->getAttrOfType<StringAttr>("node").getValue()};
+  k.add(KernelRole::x, x);
+  k.choices.gather = kind;
+  k.absorbed = {op};
+  k.result = op->getResult(0);
+  return k;
+}
+
+struct GatherRowsPattern : OpRewritePattern<GatherRowsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherRowsOp g, PatternRewriter& rw) const override {
+    KernelBuilder k = gatherOf(g, GatherKind::rows, g.getTable());
+    k.add(KernelRole::index, g.getIndex());
+    emit(k, rw);
+    return success();
+  }
+};
+
+struct ExpandSeqsPattern : OpRewritePattern<ExpandSeqsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ExpandSeqsOp e, PatternRewriter& rw) const override {
+    KernelBuilder k = gatherOf(e, GatherKind::seqs, e.getX());
+    k.add(KernelRole::cu, e.getCu());
+    emit(k, rw);
+    return success();
+  }
+};
+
+struct FirstRowsPattern : OpRewritePattern<FirstRowsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FirstRowsOp f, PatternRewriter& rw) const override {
+    KernelBuilder k = gatherOf(f, GatherKind::first, f.getX());
+    k.add(KernelRole::cu, f.getCu());
+    emit(k, rw);
+    return success();
+  }
+};
+
+struct GatherMarkersPattern : OpRewritePattern<GatherMarkersOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherMarkersOp g, PatternRewriter& rw) const override {
+    KernelBuilder k = gatherOf(g, GatherKind::markers, g.getX());
+    k.add(KernelRole::cu, g.getCu());
+    k.add(KernelRole::markers, g.getMarkers());
+    k.add(KernelRole::mcu, g.getMcu());
+    emit(k, rw);
+    return success();
+  }
+};
+
+// RoPE that no linear took (of a sum, a gathered row, or by positions that are not the
+// tokens' own): a kernel of its own, the angles computed from its positions.
+struct RopePattern : OpRewritePattern<RopeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RopeOp r, PatternRewriter& rw) const override {
+    KernelBuilder k{KernelClass::rope, r.getNode()};
+    k.add(KernelRole::x, r.getX());
+    k.add(KernelRole::index, r.getPos());
+    k.choices.ropeHeads = r.getHeadsAttr();
+    k.choices.ropeTheta = r.getThetaAttr();
+    k.absorbed = {r};
+    k.result = r.getResult();
+    emit(k, rw);
+    return success();
+  }
+};
+
+}  // namespace
+
+void populateGenericPatterns(RewritePatternSet& patterns) {
+  MLIRContext* ctx = patterns.getContext();
+  patterns.add<EltwisePattern<AddOp>, EltwisePattern<MulOp>, EltwisePattern<SiluOp>, EltwisePattern<GeluOp>,
+               GatherRowsPattern, ExpandSeqsPattern, FirstRowsPattern, GatherMarkersPattern, RopePattern>(ctx);
+}
+
+}  // namespace mlir::kime::fuse

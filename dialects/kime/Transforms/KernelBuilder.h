@@ -1,0 +1,115 @@
+// What kime-fuse's patterns share: a kernel being assembled from Graph ops, and emitting it.
+#ifndef KIME_TRANSFORMS_KERNELBUILDER_H
+#define KIME_TRANSFORMS_KERNELBUILDER_H
+
+#include "kime/Transforms/Passes.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::kime::fuse {
+
+using R = KernelRole;
+
+// The choices of the kernel being assembled (kime.kernel's typed attributes).
+struct Choices {
+  std::optional<NormKind> norm;
+  FloatAttr eps;
+  std::optional<Activation> act;
+  IntegerAttr ropeHeads;
+  FloatAttr ropeTheta;
+  IntegerAttr heads, kvHeads;
+  FloatAttr scale;
+  std::optional<HeadRows> rows;
+  bool bf16 = false;
+  std::optional<GatherKind> gather;
+  std::string program;  // eltwise
+};
+
+// A kernel being assembled: its operands by role, its choices, the ops it absorbs.
+struct KernelBuilder {
+  KernelBuilder(KernelClass kind, StringRef node) : kind(kind), node(node.str()) {}
+
+  KernelClass kind;
+  std::string node;
+  std::array<Value, kKernelRoleCount> byRole{};
+  Choices choices;
+  SmallVector<Operation*> absorbed;  // producers first; erased once the kernel replaces `result`
+  Value result;                      // the value the kernel computes
+
+  void add(R role, Value v) { byRole[size_t(role)] = v; }
+};
+
+// Whether `v` is a weight of the checkpoint (not a value computed from weights): the fused
+// kernels read their weights packed.
+inline bool isWeight(Value v) { return v && v.getDefiningOp<WeightOp>(); }
+
+inline bool isElementwise(Operation* op) { return op && isa<AddOp, MulOp, SiluOp, GeluOp>(op); }
+
+// An elementwise op's step in a postfix program (KimeKernel.td).
+inline char stepOf(Operation* op) {
+  if (isa<AddOp>(op)) return '+';
+  if (isa<MulOp>(op)) return '*';
+  if (isa<SiluOp>(op)) return 's';
+  return 'g';
+}
+
+inline Operation* singleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
+
+template <typename OpT>
+OpT definedBy(Value v) {
+  return v ? v.getDefiningOp<OpT>() : OpT();
+}
+
+// The norm in front of a kernel's input rows, if any, joins the kernel; returns the rows
+// before it.
+inline Value absorbNorm(KernelBuilder& k, Value x) {
+  if (auto n = definedBy<RmsNormOp>(x); n && isWeight(n.getWeight())) {
+    k.choices.norm = NormKind::rms;
+    k.choices.eps = n.getEpsAttr();
+    k.add(R::norm_weight, n.getWeight());
+    k.absorbed.push_back(n);
+    return n.getX();
+  }
+  if (auto n = definedBy<LayerNormOp>(x); n && isWeight(n.getWeight()) && isWeight(n.getBias())) {
+    k.choices.norm = NormKind::layer;
+    k.choices.eps = n.getEpsAttr();
+    k.add(R::norm_weight, n.getWeight());
+    k.add(R::norm_bias, n.getBias());
+    k.absorbed.push_back(n);
+    return n.getX();
+  }
+  return x;
+}
+
+// Emits the kernel in place of `k.result`, right after the last op it absorbs, and erases what
+// it absorbed (a norm only once nothing else reads it: q, k and v each take the norm into
+// their own kernel; consumers first).
+inline void emit(KernelBuilder& k, PatternRewriter& rw) {
+  Operation* last = k.result.getDefiningOp();
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPointAfter(last);
+  auto op = rw.create<KernelOp>(last->getLoc(), k.result.getType(), k.kind, k.node, k.byRole);
+  const Choices& c = k.choices;
+  if (c.norm) op.setNorm(*c.norm);
+  if (c.eps) op.setEpsAttr(c.eps);
+  if (c.act) op.setAct(*c.act);
+  if (c.ropeHeads) op.setRopeHeadsAttr(c.ropeHeads);
+  if (c.ropeTheta) op.setRopeThetaAttr(c.ropeTheta);
+  if (c.heads) op.setHeadsAttr(c.heads);
+  if (c.kvHeads) op.setKvHeadsAttr(c.kvHeads);
+  if (c.scale) op.setScaleAttr(c.scale);
+  if (c.rows) op.setRows(*c.rows);
+  if (c.bf16) op.setArith(Arithmetic::bf16);
+  if (c.gather) op.setGather(*c.gather);
+  if (!c.program.empty()) op.setProgram(c.program);
+  rw.replaceAllUsesWith(k.result, op.getResult());
+  for (Operation* o : llvm::reverse(k.absorbed))
+    if (o->use_empty()) rw.eraseOp(o);
+}
+
+// The fallback patterns: a generic kernel for every Graph op the fused patterns left
+// (FuseGeneric.cpp).
+void populateGenericPatterns(RewritePatternSet& patterns);
+
+}  // namespace mlir::kime::fuse
+
+#endif  // KIME_TRANSFORMS_KERNELBUILDER_H

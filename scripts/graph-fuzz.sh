@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The long random-Graph sweep: COUNT Graphs from SEED on (defaults 2000 and 1) of each family
+# (any op anywhere; the encoder family's shapes), each compiled for two buckets on the x86 targets
+# this CPU runs and run against the reference evaluator. Prints each failure and a table per
+# family; failing Graphs are kept in build/graph-fuzz-failures. Exits 1 on any refusal or
+# mismatch. Run after scripts/build.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-2000}
+seed=${2:-1}
+keep=build/graph-fuzz-failures
+mkdir -p "$keep"
+status=0
+for family in any encoder; do
+  build/bin/kime-graph-fuzz --family "$family" --count "$count" --seed "$seed" --quiet --keep "$keep" || status=1
+done
+exit $status

@@ -1,0 +1,172 @@
+#include "Differential.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "checkpoint/Safetensors.h"
+#include "graph/ModelConfig.h"
+#include "kime/runtime.h"
+#include "kime/tooling/BatchGen.h"
+#include "pipeline/Compile.h"
+#include "reference/Reference.h"
+#include "support/Diagnostic.h"
+#include "support/JsonFields.h"
+
+namespace kime::fuzz {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Two buckets of one stage: each allows fewer output rows than tokens (kime-prune-rows works),
+// the first few enough rows for the few-row linear kernels.
+constexpr const char* kBuckets =
+    R"({"stages": {"serve": [{"tokens": 16, "seqs": 3, "markers": 6}, {"tokens": 64, "seqs": 8, "markers": 16}]}})";
+constexpr int64_t kMaxTokens = 64;
+
+// The x86 targets this CPU runs (AArch64: its own).
+std::vector<std::string> hostTargets() {
+#if defined(__x86_64__)
+  std::vector<std::string> t = {"x86-64-avx2"};
+  if (__builtin_cpu_supports("avx512f")) t.push_back("x86-64-avx512");
+  return t;
+#else
+  return {"arm-64"};
+#endif
+}
+
+// Writes the Graph, its weights and the buckets into `dir`; returns the weights for the reference.
+RefWeights writeInputs(const Graph& g, uint64_t seed, const fs::path& dir) {
+  fs::create_directories(dir);
+  auto values = randomWeights(g, seed);
+  std::vector<TensorData> tensors;
+  for (const WeightDecl& w : g.weights) tensors.push_back({w.name, w.dtype, w.shape, values.at(w.name)});
+  writeSafetensors((dir / "model.safetensors").string(), tensors, {});
+  json::writeFileAtomic((dir / "graph.json").string(), writeGraphJson(g));
+  json::writeFileAtomic((dir / "buckets.json").string(), kBuckets);
+  RefWeights w;
+  for (auto& [name, v] : values) w[name] = std::vector<double>(v.begin(), v.end());
+  return w;
+}
+
+// Runs every bucket's generated batches on the executor and the reference; records the worst.
+void compare(const Graph& g, const RefWeights& weights, Executor& exec, const std::vector<Bucket>& buckets,
+             uint64_t seed, Result& r) {
+  auto check = [&](float got, double want, const std::string& what) {
+    const double err = std::fabs(double(got) - want);
+    r.worst = std::max(r.worst, err / (kF32Tolerance.abs + kF32Tolerance.rel * std::fabs(want)));
+    r.worstRel = std::max(r.worstRel, err / std::max(std::fabs(want), 1e-3));
+    if (withinTolerance(got, want, kF32Tolerance) && std::isfinite(got)) return;
+    if (r.mismatches++ == 0) r.firstMismatch = what + ": got " + std::to_string(got) + ", want " + std::to_string(want);
+  };
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    for (const auto& nb : tooling::bucketBatches(buckets[b], size_t(g.vocab), size_t(g.types), learnedPositions(g), seed + b)) {
+      Outputs got;
+      RefOutputs want;
+      auto err = exec.runInBucket(b, nb.batch.view(), got);
+      auto refErr = evaluateReference(g, weights, nb.batch.view(), want);
+      ++r.batches;
+      const std::string where = "bucket " + std::to_string(b) + " batch " + nb.name;
+      if (err || refErr) {
+        ++r.refusedBatches;
+        if (!err || !refErr || err->text() != refErr->text())
+          if (r.mismatches++ == 0)
+            r.firstMismatch = where + ": kime says \"" + (err ? err->text() : "ok") + "\", the reference \"" +
+                              (refErr ? refErr->text() : "ok") + "\"";
+        continue;
+      }
+      for (size_t k = 0; k < want.logits.size(); ++k) check(got.logits[k], want.logits[k], where + " logit " + std::to_string(k));
+      for (size_t s = 0; s < want.act.size(); ++s)
+        for (int c = 0; c < 2; ++c) check(got.act[s][c], want.act[s][c], where + " act " + std::to_string(s));
+    }
+  }
+}
+
+// Counts the artifact's kernels and those of the generic classes (names k<i>_<class>).
+void countKernels(const std::string& inspect, Result& r) {
+  std::istringstream in(inspect.substr(inspect.find("kernels (") + 9));
+  in >> r.kernels;
+  for (const char* cls : {"_gather", "_eltwise", "_rope"})
+    for (size_t at = inspect.find(cls); at != std::string::npos; at = inspect.find(cls, at + 1)) ++r.generic;
+}
+
+}  // namespace
+
+Result runGraph(uint64_t seed, const Options& o) {
+  Result r;
+  r.seed = seed;
+  const Graph g = randomGraph(seed, o.family, kMaxTokens);
+  r.nodes = g.nodes.size();
+  const fs::path dir = fs::temp_directory_path() / ("kime-graph-fuzz-" + std::to_string(getpid())) / std::to_string(seed);
+  const RefWeights weights = writeInputs(g, seed, dir);
+  CompileOptions co;
+  co.graph = (dir / "graph.json").string(), co.weights = (dir / "model.safetensors").string();
+  co.buckets = (dir / "buckets.json").string(), co.output = (dir / "model.kime").string();
+  co.targets = hostTargets();
+  if (o.cudaEvery && seed % o.cudaEvery == 0) co.cudaArchs = {"sm_90"}, co.cudaMath = {"f32"};
+  co.jobs = 2;
+  try {
+    std::ostringstream out, log;
+    compileModel(co, out, log);
+  } catch (const std::exception& e) {
+    r.refused = e.what();
+  }
+  for (const std::string& target : r.refused.empty() ? co.targets : std::vector<std::string>{}) {
+    auto model = Model::open(co.output, {target, ""});
+    if (!model) {
+      r.refused = model.error().text();
+      break;
+    }
+    if (r.kernels == 0) countKernels((*model)->inspect(), r);
+    auto exec = Executor::create(*model, "serve", {2});
+    if (!exec) {
+      r.refused = exec.error().text();
+      break;
+    }
+    compare(g, weights, **exec, (*model)->buckets("serve"), seed, r);
+    r.targets += (r.targets.empty() ? "" : ", ") + target;
+  }
+  if (!r.ok() && !o.keep.empty()) {
+    fs::create_directories(fs::path(o.keep) / std::to_string(seed));
+    fs::copy(dir, fs::path(o.keep) / std::to_string(seed), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  }
+  fs::remove_all(dir);
+  return r;
+}
+
+void Summary::add(const Result& r) {
+  ++graphs;
+  if (!r.refused.empty()) ++refused;
+  else ++compiled;
+  if (r.mismatches) ++mismatched;
+  batches += r.batches, kernels += r.kernels, generic += r.generic;
+  worst = std::max(worst, r.worst), worstRel = std::max(worstRel, r.worstRel);
+}
+
+std::string describe(const Result& r) {
+  std::ostringstream s;
+  s.precision(3);
+  s << "seed " << r.seed << ": " << r.nodes << " nodes, ";
+  if (!r.refused.empty()) return s.str() + "REFUSED: " + r.refused;
+  s << r.kernels << " kernels (" << r.generic << " generic), " << r.batches << " batches (" << r.refusedBatches
+    << " refused by both) on " << r.targets << ", worst " << r.worst << " of the tolerance";
+  if (r.mismatches) s << ", MISMATCHED " << r.mismatches << "x, first " << r.firstMismatch;
+  return s.str();
+}
+
+std::string table(const Summary& s, const Options& o) {
+  std::ostringstream t;
+  t.precision(3);
+  t << "\n| family | graphs | compiled | refused | mismatched | batches | kernels (generic) | worst error / tolerance | worst relative error |\n"
+    << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+    << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << " | " << s.graphs << " | " << s.compiled << " | "
+    << s.refused << " | " << s.mismatched << " | " << s.batches << " | " << s.kernels << " (" << s.generic << ") | "
+    << s.worst << " | " << s.worstRel << " |\n";
+  return t.str();
+}
+
+}  // namespace kime::fuzz

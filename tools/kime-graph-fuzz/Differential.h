@@ -1,0 +1,49 @@
+// One random Graph through the compiler and the runtime, against the reference evaluator.
+#ifndef KIME_TOOLS_GRAPHFUZZ_DIFFERENTIAL_H
+#define KIME_TOOLS_GRAPHFUZZ_DIFFERENTIAL_H
+
+#include <cstdint>
+#include <string>
+
+#include "graph/RandomGraph.h"
+
+namespace kime::fuzz {
+
+struct Options {
+  GraphFamily family = GraphFamily::Any;
+  unsigned cudaEvery = 0;  // PTX too for every Nth seed
+  std::string keep;        // a folder for failing Graphs, or empty
+};
+
+struct Result {
+  uint64_t seed = 0;
+  size_t nodes = 0, kernels = 0, generic = 0;  // Graph nodes; kernels, of them generic classes
+  std::string refused;                         // the compiler's error, when it refused the Graph
+  size_t batches = 0, refusedBatches = 0, mismatches = 0;
+  std::string firstMismatch;
+  double worst = 0;     // the largest |got - want| as a share of the tolerance
+  double worstRel = 0;  // and the largest relative error, |got - want| / max(|want|, 1e-3)
+  std::string targets;  // the CPU code that ran
+
+  bool ok() const { return refused.empty() && mismatches == 0; }
+};
+
+// Generates the Graph of `seed`, compiles it and compares every bucket's batches.
+Result runGraph(uint64_t seed, const Options& o);
+
+struct Summary {
+  size_t graphs = 0, compiled = 0, refused = 0, mismatched = 0, batches = 0, kernels = 0, generic = 0;
+  double worst = 0, worstRel = 0;
+
+  void add(const Result& r);
+  bool ok() const { return refused == 0 && mismatched == 0 && graphs > 0; }
+};
+
+// "seed 12: 37 nodes, 21 kernels (6 generic), 24 batches on x86-64-avx2, worst 0.02 of tolerance"
+std::string describe(const Result& r);
+// The sweep's table: compiled, refused, mismatched, worst error.
+std::string table(const Summary& s, const Options& o);
+
+}  // namespace kime::fuzz
+
+#endif  // KIME_TOOLS_GRAPHFUZZ_DIFFERENTIAL_H
