@@ -27,7 +27,7 @@ const BucketMeasure& BucketMeasurer::measure(const Bucket& b) {
   const auto key = std::make_tuple(b.tokens, b.seqs, b.markers);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   State& s = *state_;
-  const BucketPlan plan = lowerBucket(s.ctx, s.graph, b, s.ropeRows, s.weights, s.kernels, true, false);
+  const BucketPlan plan = lowerBucket(s.ctx, s.graph, b, s.ropeRows, s.weights, s.kernels, {});
   // A batch that fills the bucket: S sequences of T/S tokens; query-key pairs per sequence
   // len^2, and for the output rows (first tokens and markers) len * (1 + markers).
   const double len = double(b.tokens) / double(b.seqs), pairs = len * len * double(b.seqs),
@@ -52,7 +52,7 @@ std::vector<BucketCode> measureCode(const Graph& g, const Checkpoint& ck, const 
   std::vector<BucketCode> out;
   for (const Bucket& b : buckets) {
     const size_t before = kernels.specs.size();
-    lowerBucket(ctx, g, b, ropeRows, weights, kernels, true, false);
+    lowerBucket(ctx, g, b, ropeRows, weights, kernels, {});
     BucketCode c;
     c.newKernels = kernels.specs.size() - before;
     if (c.newKernels) {

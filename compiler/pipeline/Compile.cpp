@@ -1,5 +1,6 @@
 #include "Compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
@@ -81,8 +82,12 @@ std::string argText(const PlanArg& a, const WeightPacker& w) {
 
 // The plan of a bucket as text: what --emit=plan prints.
 std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightPacker& w) {
+  const size_t generic = size_t(std::count_if(p.steps.begin(), p.steps.end(), [&](const PlanStep& st) {
+    return kime_class_is_generic(k.specs[size_t(st.kernel)].kind);
+  }));
   std::string s = "bucket " + describe(p.bucket) + ": arena " + std::to_string(p.arena) + " bytes, " +
-                  std::to_string(p.steps.size()) + " kernel calls\n";
+                  std::to_string(p.steps.size()) + " kernel calls (" + std::to_string(p.steps.size() - generic) +
+                  " fused, " + std::to_string(generic) + " generic)\n";
   for (const PlanStep& st : p.steps) {
     s += "  " + k.name(st.kernel) + " \"" + st.node + "\"(";
     for (size_t i = 0; i + 1 < st.args.size(); ++i) s += (i ? ", " : "") + argText(st.args[i], w);
@@ -188,8 +193,9 @@ LoweredModel lowerModel(const CompileOptions& o, const Graph& g, const std::vect
     auto t0 = std::chrono::steady_clock::now();
     const size_t before = m.kernels.specs.size();
     std::string mlirText;
-    m.plans.push_back(lowerBucket(ctx, g, m.buckets[i], ropeRows, weights, m.kernels, o.pruneRows,
-                                  o.cpuPrecision == "bf16", o.emit == Emit::Mlir ? &mlirText : nullptr));
+    const mlir::kime::PipelineOptions pipeline{o.pruneRows, o.cpuPrecision == "bf16", o.fusion};
+    m.plans.push_back(lowerBucket(ctx, g, m.buckets[i], ropeRows, weights, m.kernels, pipeline,
+                                  o.emit == Emit::Mlir ? &mlirText : nullptr));
     m.mlir.push_back(std::move(mlirText));
     log << "[" << i + 1 << "/" << m.buckets.size() << "] bucket " << describe(m.buckets[i]) << ": "
         << m.plans.back().steps.size() << " kernel calls, " << m.kernels.specs.size() - before

@@ -23,6 +23,7 @@ struct CompileOptions {
   Emit emit = Emit::None;
   bool verify = false;
   bool pruneRows = true;             // kime-prune-rows: the last layer only for the heads' rows
+  bool fusion = true;                // kime-fuse's fused patterns (off: to measure what they save)
   // f32, or bf16 (opt-in): the linears' weights in bf16 and their inputs rounded to bf16, for
   // AVX512-BF16 dot products; needs the target x86-64-avx512bf16 alone and no CUDA code
   std::string cpuPrecision = "f32";

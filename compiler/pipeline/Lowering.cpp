@@ -351,7 +351,7 @@ class StepBuilder {
 }  // namespace
 
 BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, int64_t ropeRows,
-                       WeightPacker& weights, KernelRegistry& kernels, bool pruneRows, bool bf16Linears,
+                       WeightPacker& weights, KernelRegistry& kernels, const mlir::kime::PipelineOptions& options,
                        std::string* mlirOut) {
   OwningOpRef<ModuleOp> module = importGraph(ctx, g);
   std::string diagnostics;
@@ -360,7 +360,7 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
     return success();
   });
   PassManager pm(&ctx);
-  mlir::kime::buildBucketPipeline(pm, bucket.tokens, bucket.seqs, bucket.markers, pruneRows, bf16Linears);
+  mlir::kime::buildBucketPipeline(pm, bucket.tokens, bucket.seqs, bucket.markers, options);
   if (failed(pm.run(*module)))
     throw CompileError("graph \"" + g.name + "\", bucket {tokens " + std::to_string(bucket.tokens) +
                        ", seqs " + std::to_string(bucket.seqs) + ", markers " +

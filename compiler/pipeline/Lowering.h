@@ -9,6 +9,7 @@
 #include "KernelSpec.h"
 #include "WeightPacker.h"
 #include "graph/Graph.h"
+#include "kime/Transforms/Passes.h"
 #include "kime/batch.h"
 
 namespace mlir {
@@ -32,14 +33,14 @@ struct BucketPlan {
   PlanArg logits, act;  // where the outputs are in the arena
 };
 
-// Runs kime-specialize-bucket, kime-prune-rows (when `pruneRows`), kime-fuse, kime-plan-memory
+// Runs kime-specialize-bucket, kime-prune-rows (unless off), kime-fuse, kime-plan-memory
 // and kime-verify-backend-contract on the graph for `bucket` and reads the plan off the result.
 // `ropeRows` sizes RoPE tables (the longest sequence of any bucket). With `mlirOut`, the planned
 // IR is printed there.
 // Throws CompileError with the pass's diagnostics.
 BucketPlan lowerBucket(mlir::MLIRContext& ctx, const Graph& g, const Bucket& bucket,
                        int64_t ropeRows, WeightPacker& weights, KernelRegistry& kernels,
-                       bool pruneRows, bool bf16Linears, std::string* mlirOut = nullptr);
+                       const mlir::kime::PipelineOptions& options, std::string* mlirOut = nullptr);
 
 }  // namespace kime
 

@@ -79,7 +79,8 @@ std::string Model::inspect() const {
            " bytes, " + std::to_string(bi.steps.size()) + " kernel calls\n";
     }
   }
-  s += "kernels (" + std::to_string(m.kernelNames.size()) + "):";
+  const size_t generic = size_t(std::count_if(m.kernelClasses.begin(), m.kernelClasses.end(), kime_class_is_generic));
+  s += "kernels (" + std::to_string(m.kernelNames.size()) + ", " + std::to_string(generic) + " of them generic):";
   for (const std::string& k : m.kernelNames) s += " " + k;
   s += "\nweights: " + std::to_string(m.weights.size()) + " tensors, " + std::to_string(m.weightBytes) +
        " bytes, used in place\n";

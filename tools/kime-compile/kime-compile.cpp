@@ -27,6 +27,7 @@ static cl::list<std::string> cudaMath("cuda-math", cl::desc("PTX for these linea
 static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90, none with --cpu-precision bf16; \"none\" for no CUDA code)"),
                                        cl::CommaSeparated, cl::value_desc("sm_NN"));
 static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
+static cl::opt<bool> noFusion("no-fusion", cl::desc("no fused kernels: each linear without its epilogue and every other op a generic kernel of its own (to measure what fusion saves; the outputs are the same)"));
 static cl::opt<bool> noPruneRows("no-prune-rows", cl::desc("compute the last layer for every token, not only for the rows the heads read (kime-prune-rows off)"));
 static cl::opt<std::string> cpuPrecision("cpu-precision", cl::desc("the CPU linears' arithmetic: f32 (default), or bf16 (opt-in: weights in bf16 and inputs rounded to bf16 for AVX512-BF16 dot products, f32 sums; target x86-64-avx512bf16, no CUDA code)"),
                                          cl::value_desc("f32|bf16"), cl::init("f32"));
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
   o.verify = verify;
   o.pruneRows = !noPruneRows;
+  o.fusion = !noFusion;
   o.jobs = jobs;
   o.selftest = selftest;
   try {

@@ -96,6 +96,10 @@ void countKernels(const std::string& inspect, Result& r) {
 
 }  // namespace
 
+void writeGraph(uint64_t seed, GraphFamily family, const std::string& dir) {
+  writeInputs(randomGraph(seed, family, kMaxTokens), seed, dir);
+}
+
 Result runGraph(uint64_t seed, const Options& o) {
   Result r;
   r.seed = seed;
@@ -109,6 +113,7 @@ Result runGraph(uint64_t seed, const Options& o) {
   co.targets = hostTargets();
   if (o.cudaEvery && seed % o.cudaEvery == 0) co.cudaArchs = {"sm_90"}, co.cudaMath = {"f32"};
   co.jobs = 2;
+  co.fusion = o.fusion;
   try {
     std::ostringstream out, log;
     compileModel(co, out, log);
@@ -163,7 +168,7 @@ std::string table(const Summary& s, const Options& o) {
   t.precision(3);
   t << "\n| family | graphs | compiled | refused | mismatched | batches | kernels (generic) | worst error / tolerance | worst relative error |\n"
     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-    << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << " | " << s.graphs << " | " << s.compiled << " | "
+    << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << (o.fusion ? "" : " (no fusion)") << " | " << s.graphs << " | " << s.compiled << " | "
     << s.refused << " | " << s.mismatched << " | " << s.batches << " | " << s.kernels << " (" << s.generic << ") | "
     << s.worst << " | " << s.worstRel << " |\n";
   return t.str();

@@ -13,6 +13,7 @@ struct Options {
   GraphFamily family = GraphFamily::Any;
   unsigned cudaEvery = 0;  // PTX too for every Nth seed
   std::string keep;        // a folder for failing Graphs, or empty
+  bool fusion = true;      // off: generic kernels only (kime-compile --no-fusion)
 };
 
 struct Result {
@@ -27,6 +28,10 @@ struct Result {
 
   bool ok() const { return refused.empty() && mismatches == 0; }
 };
+
+// Writes the Graph of `seed`, its weights and the two buckets into `dir` (graph.json,
+// model.safetensors, buckets.json).
+void writeGraph(uint64_t seed, GraphFamily family, const std::string& dir);
 
 // Generates the Graph of `seed`, compiles it and compares every bucket's batches.
 Result runGraph(uint64_t seed, const Options& o);

@@ -18,7 +18,10 @@ static cl::opt<unsigned> cudaEvery("cuda-every", cl::desc("also generate and ass
                                    cl::init(4));
 static cl::opt<std::string> keep("keep", cl::desc("write each failing Graph, its weights and buckets into this folder"),
                                  cl::value_desc("DIR"));
+static cl::opt<bool> noFusion("no-fusion", cl::desc("compile with the generic kernels only (kime-compile --no-fusion)"));
 static cl::opt<bool> quiet("quiet", cl::desc("print the table only"));
+static cl::opt<std::string> write("write", cl::desc("write the Graph of --seed, its weights and buckets into this folder, and stop"),
+                                  cl::value_desc("DIR"));
 
 int main(int argc, char** argv) {
   cl::ParseCommandLineOptions(argc, argv, "kime random-Graph differential tester\n");
@@ -28,8 +31,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.family = family == "any" ? kime::GraphFamily::Any : kime::GraphFamily::Encoder;
+  if (!write.empty()) {
+    kime::fuzz::writeGraph(seed, o.family, write);
+    return 0;
+  }
   o.cudaEvery = cudaEvery;
   o.keep = keep;
+  o.fusion = !noFusion;
   kime::fuzz::Summary total;
   for (uint64_t s = seed; s < seed + count; ++s) {
     kime::fuzz::Result r = kime::fuzz::runGraph(s, o);

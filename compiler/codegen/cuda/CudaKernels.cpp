@@ -58,11 +58,14 @@ std::string rowCount(const KernelSpec& s) {
 // Rows of output one warp computes with tensor cores (the M of m16n8k8), and warps per block.
 constexpr int64_t kTcRows = 16, kWarps = 4;
 
+// A float literal: "0.5f", "1e-06f", and "1.0f" for a whole number ("1f" is no C literal).
 std::string num(double v) {
   std::ostringstream s;
   s.precision(9);
-  s << v << "f";
-  return s.str();
+  s << v;
+  std::string t = s.str();
+  if (t.find_first_of(".e") == std::string::npos) t += ".0";
+  return t + "f";
 }
 
 // The norm statistics of row `row` of x (width K), computed by one warp: mean and 1/sqrt(var+eps)
@@ -351,7 +354,7 @@ std::string ropeKernel(const KernelSpec& s, const std::string& name) {
   const int64_t hd = s.out / s.ropeHeads, half = hd / 2;
   const std::string D = std::to_string(s.out);
   o << signature(s, name) << "  const int r = blockIdx.x;\n  if (r >= " << rowCount(s) << ") return;\n"
-    << "  const int p = min(max(pos[r], 0), " << s.ropeRows - 1 << ");\n"
+    << "  const int p = pos[r] < 0 ? 0 : min(pos[r], " << s.ropeRows - 1 << ");\n"
     << "  for (int c = threadIdx.x; c < " << D << "; c += blockDim.x) {\n"
     << "    const int i = c % " << hd << ", j = i < " << half << " ? i : i - " << half << ";\n"
     << "    const float q = x[(long)r * " << D << " + (i < " << half << " ? c + " << half << " : c - " << half << ")];\n"

@@ -191,8 +191,10 @@ struct SwiGluPattern : OpRewritePattern<LinearOp> {
   Arithmetic arith;
 };
 
+// A linear and its epilogue (with `fusion` off, the linear alone).
 struct LinearPattern : OpRewritePattern<LinearOp> {
-  LinearPattern(MLIRContext* ctx, Arithmetic arith) : OpRewritePattern(ctx, /*benefit=*/1), arith(arith) {}
+  LinearPattern(MLIRContext* ctx, Arithmetic arith, bool fusion)
+      : OpRewritePattern(ctx, /*benefit=*/1), arith(arith), fusion(fusion) {}
   LogicalResult matchAndRewrite(LinearOp l, PatternRewriter& rw) const override {
     if (!weightsOf(l)) return failure();
     KernelBuilder k{KernelClass::linear, l.getNode()};
@@ -202,12 +204,15 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     k.choices.bf16 = takesBf16(l.getWeight(), arith);
     k.absorbed.push_back(l);
     k.result = l.getResult();
-    absorbEpilogue(k);
-    absorbProgram(k);
+    if (fusion) {
+      absorbEpilogue(k);
+      absorbProgram(k);
+    }
     emit(k, rw);
     return success();
   }
   Arithmetic arith;
+  bool fusion;
 };
 
 struct AttentionPattern : OpRewritePattern<AttentionOp> {
@@ -293,9 +298,12 @@ struct FusePass : impl::FuseBase<FusePass> {
     }
     MLIRContext* ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<EmbedPattern, HeadPattern, AttentionPattern, NormPattern<RmsNormOp>, NormPattern<LayerNormOp>,
-                 SelectPattern>(ctx);
-    patterns.add<SwiGluPattern, LinearPattern>(ctx, *arith);
+    patterns.add<AttentionPattern, SelectPattern>(ctx);
+    patterns.add<LinearPattern>(ctx, *arith, fusion);
+    if (fusion) {
+      patterns.add<EmbedPattern, HeadPattern, NormPattern<RmsNormOp>, NormPattern<LayerNormOp>>(ctx);
+      patterns.add<SwiGluPattern>(ctx, *arith);
+    }
     // Positions and sequences feed RoPE, learned tables and attention, which the runtime stages
     // them for; once those are fused nothing reads them, and the driver erases them as dead.
     GreedyRewriteConfig config;

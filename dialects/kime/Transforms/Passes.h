@@ -14,10 +14,17 @@ namespace mlir::kime {
 #define GEN_PASS_REGISTRATION
 #include "kime/Transforms/Passes.h.inc"
 
+// The choices of a bucket's pipeline.
+struct PipelineOptions {
+  bool pruneRows = true;     // kime-prune-rows
+  bool bf16Linears = false;  // kime-fuse's linear-arith=bf16
+  bool fusion = true;        // kime-fuse's fused patterns (off: generic kernels, to measure fusion)
+};
+
 // specialize-bucket, prune-rows (unless told not to), fuse (linears in bf16 where asked and
 // their widths allow), plan-memory, verify-backend-contract, in that order.
-void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, bool pruneRows = true,
-                         bool bf16Linears = false);
+void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers,
+                         const PipelineOptions& options = {});
 
 // A bf16 linear's weights are panels of this many output columns, each of pairs of inputs: a
 // linear takes bf16 only where its outputs make whole panels and its inputs whole pairs.

@@ -50,14 +50,21 @@ def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
       head's linear.
     Before: `rms_norm`, `linear`, `silu`, `linear`, `mul`, `linear`, `add` (a SwiGLU block).
     After: a `kime.kernel norm` and two `kime.kernel linear` ops.
-    Ops that match no class are left alone; kime-verify-backend-contract then names them.
+    A linear's epilogue continues as a program: the elementwise ops that only its value feeds.
     Each of these is a rewrite pattern; where two match the same op the more specific one
     (higher benefit) wins: a head's linear, then SwiGLU's two linears, then a plain linear.
+    Then whatever no fused pattern took becomes a generic kernel: `gather` (gather_rows,
+    expand_seqs, first_rows, gather_markers), `eltwise` (a chain of add, mul, silu, gelu that
+    only one another read, up to four inputs), `rope` (RoPE that no linear computes), `norm`
+    (a norm of rows of any level); a squeeze stays a view of its operand.
   }];
   let options = [
     Option<"linearArith", "linear-arith", "std::string", "\"f32\"",
            "the linears' CPU arithmetic: f32, or bf16 where a linear's outputs make whole "
            "panels of 16 columns and its inputs whole pairs">,
+    Option<"fusion", "fusion", "bool", "true",
+           "the fused patterns (false: each linear without epilogue and each other op a generic "
+           "kernel of its own, to measure what fusion saves)">,
   ];
 }
 

@@ -54,12 +54,12 @@ struct SpecializeBucketPass : impl::SpecializeBucketBase<SpecializeBucketPass> {
 
 }  // namespace
 
-void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, bool pruneRows,
-                         bool bf16Linears) {
+void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers,
+                         const PipelineOptions& o) {
   OpPassManager& f = pm.nest<func::FuncOp>();
   f.addPass(createSpecializeBucket(SpecializeBucketOptions{tokens, seqs, markers}));
-  if (pruneRows) f.addPass(createPruneRows());
-  f.addPass(createFuse(FuseOptions{bf16Linears ? "bf16" : "f32"}));
+  if (o.pruneRows) f.addPass(createPruneRows());
+  f.addPass(createFuse(FuseOptions{o.bf16Linears ? "bf16" : "f32", o.fusion}));
   f.addPass(createPlanMemory());
   f.addPass(createVerifyBackendContract());
 }

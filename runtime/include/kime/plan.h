@@ -50,6 +50,9 @@ typedef enum kime_kernel_class {
   KIME_CLASS_COUNT = 9
 } kime_kernel_class;
 
+/* Whether kernels of class `c` are generic (what no fusion pattern took) rather than fused. */
+static inline int kime_class_is_generic(kime_kernel_class c) { return c >= KIME_CLASS_GATHER && c < KIME_CLASS_COUNT; }
+
 /* The arrays a plan reads besides the arena and the weights: the batch's own (ids, qtype, cu),
  * then the int32 index arrays the runtime stages from it (tokseq onward); the out_* ones serve
  * kime-prune-rows' output rows R = S + M (each sequence's first token, then each marked token). */
