@@ -21,7 +21,7 @@ struct Value {
 
 class Generator {
  public:
-  Generator(uint64_t seed, int64_t maxTokens) : rng_(seed), maxTokens_(maxTokens) {}
+  Generator(uint64_t seed, int64_t maxTokens) : rng_(seed), constRng_(seed ^ 0x9e3779b97f4a7c15ull), maxTokens_(maxTokens) {}
 
   Graph build() {
     g_.name = "random";
@@ -61,11 +61,31 @@ class Generator {
     if (positions_.empty() || coin(0.1)) positions_ = add(OpKind::Positions, fresh("positions"), {"cu"});
     return positions_;
   }
-  // A table gathered by `index`; tables are named embed.* (randomWeights gives them unit scale).
+  // A table gathered by `index`; tables are named embed.* (randomWeights gives them unit scale),
+  // now and then a product of two weights.
   std::string gather(const std::string& index, int64_t rows, int64_t w) {
     const std::string name = fresh("gather");
-    return add(OpKind::GatherRows, name, {weight("embed." + name, {rows, w}), index});
+    const std::string table = constant(0.1) ? computed(name, {rows, w}) : weight("embed." + name, {rows, w});
+    return add(OpKind::GatherRows, name, {table, index});
   }
+  // A value of static shape computed from weights (a static subgraph the kernels compute from
+  // the weights section): a sum, an activation, or for a matrix a product of two weights.
+  // Its choices come from a stream of their own and its nodes have names of their own, so that
+  // a Graph without one is the same Graph as before they were added.
+  std::string computed(const std::string& base, std::vector<int64_t> shape) {
+    const std::string name = base + ".c" + std::to_string(constants_++);
+    const uint64_t kind = constRng_() % 4;
+    if (shape.size() == 2 && kind < 2) {
+      const int64_t k = 1 + int64_t(constRng_() % 8);
+      const std::string x = weight(name + ".x.weight", {shape[0], k});
+      const std::string y = weight(name + ".y.weight", {shape[1], k});
+      return add(OpKind::Linear, name, {x, y, ""});
+    }
+    const std::string a = weight(name + ".a.weight", shape);
+    if (kind % 2) return add(OpKind::Gelu, name, {a});
+    return add(OpKind::Add, name, {a, weight(name + ".b.weight", shape)});
+  }
+  bool constant(double p) { return std::uniform_real_distribution<double>(0, 1)(constRng_) < p; }
 
   Value sum(const Value& a, const Value& b) {
     return coin(0.5) ? op(OpKind::Add, "add", a, {a.name, b.name}) : op(OpKind::Add, "add", a, {b.name, a.name});
@@ -76,15 +96,15 @@ class Generator {
   Value norm(const Value& x) {
     const std::string name = fresh("norm");
     const double eps = oneOf<double>({1e-6, 1e-5, 1e-3});
-    const std::string w = weight(name + ".weight", {x.width});
+    const std::string w = constant(0.08) ? computed(name, {x.width}) : weight(name + ".weight", {x.width});
     if (coin(0.5)) return {add(OpKind::RmsNorm, name, {x.name, w}, {eps}), x.rows, x.width};
     const std::string b = weight(name + ".bias", {x.width});
     return {add(OpKind::LayerNorm, name, {x.name, w, b}, {eps}), x.rows, x.width};
   }
   Value linear(const Value& x, int64_t out, bool bias) {
     const std::string name = fresh("linear");
-    const std::string w = weight(name + ".weight", {out, x.width});
-    const std::string b = bias ? weight(name + ".bias", {out}) : "";
+    const std::string w = constant(0.06) ? computed(name, {out, x.width}) : weight(name + ".weight", {out, x.width});
+    const std::string b = !bias ? "" : constant(0.1) ? computed(name, {out}) : weight(name + ".bias", {out});
     return {add(OpKind::Linear, name, {x.name, w, b}), x.rows, out};
   }
   // RoPE of token rows by their positions (or, now and then, by their token ids).
@@ -101,10 +121,10 @@ class Generator {
   std::string logits(const Value& x);
   std::string act(const Value& x);
 
-  std::mt19937_64 rng_;
+  std::mt19937_64 rng_, constRng_;
   int64_t maxTokens_;
   Graph g_;
-  int next_ = 0;
+  int next_ = 0, constants_ = 0;
   std::string positions_;
 };
 

@@ -65,7 +65,7 @@ std::string KernelSpec::describe() const {
   std::ostringstream s;
   s.precision(17);
   s << className(kind) << "|norm=" << nameOf(norm) << "|eps=" << eps << "|act=" << nameOf(act) << "|bias=" << bias << (biasUp ? ",up" : "")
-    << "|res=" << residual << "|panel=" << panel << (bf16 ? "|bf16" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows << (ropeInterleaved ? ",interleaved" : "")
+    << "|res=" << residual << "|panel=" << panel << (weightRows ? "|rows-weight" : "") << (bf16 ? "|bf16" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows << (ropeInterleaved ? ",interleaved" : "")
     << "|pos=" << learnedPos << "|heads=" << heads << "," << kvHeads << "|scale=" << scale
     << "|len=" << maxLen << "|rows=" << nameOf(rows) << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
     << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program) << (vector ? "|vector" : "") << "|w=" << in << "," << out << "," << kvWidth;

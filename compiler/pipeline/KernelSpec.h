@@ -53,6 +53,9 @@ struct KernelSpec {
   // The weight layout: 0, transposed ([in, out], out fastest); P, panels of P output columns,
   // each [in, P] and contiguous, so that a sweep over k reads one stream per panel.
   int64_t panel = 0;
+  // The weight is a value computed from weights (a Graph's static subgraph), read as it is in
+  // the arena, [out, in] (in fastest): no panels, no bf16, no RoPE interleaving.
+  bool weightRows = false;
   // bf16 (opt-in, AVX512-BF16): the panels hold bf16 pairs of k, [out / P * in / 2, P * 2], and
   // each pair of inputs is rounded to bf16 for one dot-product instruction (vdpbf16ps); the sums
   // and everything after them stay f32.
@@ -92,7 +95,7 @@ struct KernelSpec {
   // Every field above: equal specs are one kernel (KernelRegistry), so a field left out here
   // would merge kernels that differ.
   auto fields() const {
-    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, bf16, fewRows, ropeHeads, ropeInterleaved,
+    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, weightRows, bf16, fewRows, ropeHeads, ropeInterleaved,
                     ropeTheta, ropeRows, learnedPos, heads, kvHeads, scale, maxLen, rows, rowSym, staticRows,
                     indexU8, program, vector, in, out, kvWidth);
   }

@@ -150,10 +150,14 @@ class StepBuilder {
   }
 
  private:
+  // A weight packed in `layout`; a value computed from weights is read as it is (the "rows"
+  // layout), which kime-fuse asks of no other layout.
   PlanArg weight(KernelOp k, KernelRole role, const std::string& layout) {
-    auto op = k.getRoleOperand(role).getDefiningOp<WeightOp>();
-    if (!op) throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is not a weight");
-    return weightArg(w_.use(op.getNode().str(), layout));
+    Value v = k.getRoleOperand(role);
+    if (auto op = v.getDefiningOp<WeightOp>()) return weightArg(w_.use(op.getNode().str(), layout));
+    if (layout != "rows")
+      throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is computed, but packed as " + layout);
+    return arenaArg(v);
   }
   PlanArg weightArg(int64_t id) {
     const PackedWeight& pw = w_.weights()[size_t(id)];
@@ -277,7 +281,8 @@ class StepBuilder {
   double linear(KernelOp k, KernelSpec& s, SlotArgs& args) {
     input(k, s, args);  // normed by a norm kernel when a norm is in front
     if (k.getAct()) s.act = *k.getAct() == mlir::kime::Activation::gelu ? ActKind::gelu : ActKind::swiglu;
-    s.panel = s.out % kWeightPanel == 0 ? kWeightPanel : 0;
+    s.weightRows = !k.getWeight().getDefiningOp<WeightOp>();
+    s.panel = s.out % kWeightPanel == 0 && !s.weightRows ? kWeightPanel : 0;
     s.bf16 = k.getArith() == mlir::kime::Arithmetic::bf16;
     if (s.bf16 && !(s.panel && s.in % 2 == 0))
       throw CompileError("internal: bf16 linear \"" + k.getNode().str() + "\" of widths that make no pairs in panels");
@@ -286,7 +291,7 @@ class StepBuilder {
     s.ropeInterleaved = s.ropeHeads && hd % kRopePairGroup == 0;
     // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
     const std::string order = s.ropeInterleaved ? ":rope" + std::to_string(hd) : "";
-    const std::string layout = (s.bf16 ? "pairs.bf16" : s.panel ? "panels" : "transposed") + order;
+    const std::string layout = s.weightRows ? "rows" : (s.bf16 ? "pairs.bf16" : s.panel ? "panels" : "transposed") + order;
     args.set("weight", weight(k, KernelRole::weight, layout));
     s.bias = bool(k.getBias());
     if (s.bias) args.set("bias", weight(k, KernelRole::bias, "rows" + order));

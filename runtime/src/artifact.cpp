@@ -76,6 +76,9 @@ void readManifest(const std::string& text, ModelImpl& m) {
   m.maxSeqLen = j.at("max_seq_len").get<size_t>();
   for (const Json& g : j.at("gather_limits")) {
     const InputId index = named<InputId>(kime_plan_input_names, g.at("index").get<std::string>(), "input");
+    if (index != KIME_INPUT_IDS && index != KIME_INPUT_QTYPE && index != KIME_INPUT_TOKPOS && index != KIME_INPUT_CU &&
+        index != KIME_INPUT_MCU && index != KIME_INPUT_MARKERS)
+      throw Fail{"a gather limit on \"" + std::string(kime_plan_input_names[index]) + "\", which is no batch index"};
     m.gatherLimits.push_back({index, g.at("rows").get<size_t>(), g.at("node").get<std::string>(),
                               g.at("table").get<std::string>()});
   }

@@ -119,6 +119,7 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   // per input element; in panels of P columns, a block's sweep over k reads one stream a panel.
   L.k = RDom(0, int(s.in));
   auto weightAt = [&](ImageParam& m, Expr col, Expr kk) -> Expr {
+    if (s.weightRows) return m(kk, col);
     if (!s.panel) return m(col, kk);
     const int P = int(s.panel);
     return m(col % P, (col / P) * int(s.in) + kk);

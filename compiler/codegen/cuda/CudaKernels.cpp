@@ -115,8 +115,9 @@ std::string embed(const KernelSpec& s, const std::string& name) {
 }
 
 // The index of the weight of input `k` for output `col` in the packed layout: panels of P
-// columns ([out / P][in][P]), or [in, out].
+// columns ([out / P][in][P]), or [in, out]; a computed weight as it is, [out, in].
 std::string weightIndex(const KernelSpec& s, const std::string& k, const std::string& col) {
+  if (s.weightRows) return "(long)(" + col + ") * " + std::to_string(s.in) + " + " + k;
   if (!s.panel) return "(long)(" + k + ") * " + std::to_string(s.out) + " + " + col;
   const std::string P = std::to_string(s.panel);
   return "((long)(" + col + ") / " + P + " * " + std::to_string(s.in) + " + " + k + ") * " + P + " + (" + col + ") % " + P;

@@ -125,9 +125,10 @@ struct HeadPattern : OpRewritePattern<LinearOp> {
   }
 };
 
-// After the matmul: RoPE, GELU (SwiGLU is the caller's), then a residual add.
-void absorbEpilogue(KernelBuilder& k) {
-  auto rope = dyn_cast_or_null<RopeOp>(singleUser(k.result));
+// After the matmul: RoPE (where the weights are the checkpoint's, packed for it), GELU (SwiGLU
+// is the caller's), then a residual add.
+void absorbEpilogue(KernelBuilder& k, bool packed) {
+  auto rope = packed ? dyn_cast_or_null<RopeOp>(singleUser(k.result)) : RopeOp();
   // Positions within the sequence come from cu; the runtime stages them once per batch.
   // (Of the output rows, after kime-prune-rows: the positions picked by output_rows.)
   Value pos = rope ? rope.getPos() : Value();
@@ -183,7 +184,7 @@ struct SwiGluPattern : OpRewritePattern<LinearOp> {
     for (Operation* o : {gate.getOperation(), silu.getOperation(), up.getOperation(), mul.getOperation()})
       k.absorbed.push_back(o);
     k.result = mul.getResult();
-    absorbEpilogue(k);
+    absorbEpilogue(k, true);
     absorbProgram(k);
     emit(k, rw);
     return success();
@@ -196,16 +197,17 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
   LinearPattern(MLIRContext* ctx, Arithmetic arith, bool fusion)
       : OpRewritePattern(ctx, /*benefit=*/1), arith(arith), fusion(fusion) {}
   LogicalResult matchAndRewrite(LinearOp l, PatternRewriter& rw) const override {
-    if (!weightsOf(l)) return failure();
+    // A weight computed from weights is read as it is: no bf16 panels, no RoPE interleaving.
+    const bool packed = weightsOf(l);
     KernelBuilder k{KernelClass::linear, l.getNode()};
     k.add(R::x, l.getX());  // normed, when a norm is in front, by a norm kernel (NormPattern)
     k.add(R::weight, l.getWeight());
     k.add(R::bias, l.getBias());
-    k.choices.bf16 = takesBf16(l.getWeight(), arith);
+    k.choices.bf16 = packed && takesBf16(l.getWeight(), arith);
     k.absorbed.push_back(l);
     k.result = l.getResult();
     if (fusion) {
-      absorbEpilogue(k);
+      absorbEpilogue(k, packed);
       absorbProgram(k);
     }
     emit(k, rw);
@@ -237,13 +239,11 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
   }
 };
 
-// A norm kernel of `n`'s rows; fails where the norm's weights are computed, not the checkpoint's.
+// A norm kernel of `n`'s rows (its weights the checkpoint's, or values computed from them).
 template <typename NormOpT>
 LogicalResult normKernel(NormOpT n, PatternRewriter& rw) {
   KernelBuilder k{KernelClass::norm, n.getNode()};
-  Value x = absorbNorm(k, n.getResult());
-  if (x == n.getResult()) return failure();
-  k.add(R::x, x);
+  k.add(R::x, absorbNorm(k, n.getResult()));
   k.result = n.getResult();
   emit(k, rw);
   return success();

@@ -62,14 +62,14 @@ OpT definedBy(Value v) {
 // The norm in front of a kernel's input rows, if any, joins the kernel; returns the rows
 // before it.
 inline Value absorbNorm(KernelBuilder& k, Value x) {
-  if (auto n = definedBy<RmsNormOp>(x); n && isWeight(n.getWeight())) {
+  if (auto n = definedBy<RmsNormOp>(x)) {
     k.choices.norm = NormKind::rms;
     k.choices.eps = n.getEpsAttr();
     k.add(R::norm_weight, n.getWeight());
     k.absorbed.push_back(n);
     return n.getX();
   }
-  if (auto n = definedBy<LayerNormOp>(x); n && isWeight(n.getWeight()) && isWeight(n.getBias())) {
+  if (auto n = definedBy<LayerNormOp>(x)) {
     k.choices.norm = NormKind::layer;
     k.choices.eps = n.getEpsAttr();
     k.add(R::norm_weight, n.getWeight());
