@@ -4,6 +4,8 @@
 // the keys and values too) are picked by output_rows; RoPE reads the picked positions; the
 // attention keeps T rows of keys and values and gets qseq.
 // The input is kime-fuse.mlir's (tiny.json, tokens=64, seqs=4, markers=16: R is at most 20).
+// Where it cannot prove the output rows right or worth it, the pass holds back, one case each
+// below: as many output rows as tokens, no attention, RoPE by token ids, no marker gather.
 // RUN: kime-opt %s --split-input-file --kime-prune-rows | FileCheck %s
 // RUN: kime-opt %s --split-input-file --kime-prune-rows --kime-fuse | FileCheck %s --check-prefix=FUSED
 
@@ -204,5 +206,28 @@ module {
     %12 = kime.first_rows "head.act.rows"(%8, %arg1) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[S:4, 8], f32>
     %13 = kime.linear "head.act"(%12, %3) : (!kime.tensor<[S:4, 8], f32>, !kime.tensor<[2, 8], f32>) -> !kime.tensor<[S:4, 2], f32>
     return %11, %13 : !kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>
+  }
+}
+
+// -----
+
+// No gather_markers (the logits from a table by marker position): the output rows need the
+// marker rows, which only a marker gather gives the pass, so it holds back.
+// CHECK-LABEL: func.func @no_marker_rows
+// CHECK-NOT: kime.output_rows
+// CHECK-NOT: [R:
+// CHECK: return
+module {
+  func.func @no_marker_rows(%arg0: !kime.tensor<[T:64], ui32>, %arg1: !kime.tensor<[S+1:5], ui32>, %arg2: !kime.tensor<[M:16], ui32>, %arg3: !kime.tensor<[S+1:5], ui32>, %arg4: !kime.tensor<[S:4], ui8>) -> (!kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>) attributes {kime.bucket = array<i64: 64, 4, 16>, kime.types = 2 : i64, kime.vocab = 16 : i64} {
+    %0 = kime.weight "embed.tok" : () -> !kime.tensor<[16, 8], f32>
+    %1 = kime.weight "embed.marker" : () -> !kime.tensor<[64, 1], f32>
+    %2 = kime.weight "head.act.weight" : () -> !kime.tensor<[2, 8], f32>
+    %3 = kime.gather_rows "embed.tok.rows"(%0, %arg0) : (!kime.tensor<[16, 8], f32>, !kime.tensor<[T:64], ui32>) -> !kime.tensor<[T:64, 8], f32>
+    %4 = kime.attention "attn"(%3, %3, %3, %arg1) {heads = 2 : i64, kv_heads = 2 : i64, scale = 5.000000e-01 : f64} : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[T:64, 8], f32>, !kime.tensor<[T:64, 8], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[T:64, 8], f32>
+    %5 = kime.first_rows "head.act.rows"(%4, %arg1) : (!kime.tensor<[T:64, 8], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[S:4, 8], f32>
+    %6 = kime.linear "head.act"(%5, %2) : (!kime.tensor<[S:4, 8], f32>, !kime.tensor<[2, 8], f32>) -> !kime.tensor<[S:4, 2], f32>
+    %7 = kime.gather_rows "marker.rows"(%1, %arg2) : (!kime.tensor<[64, 1], f32>, !kime.tensor<[M:16], ui32>) -> !kime.tensor<[M:16, 1], f32>
+    %8 = kime.squeeze "logits"(%7) : (!kime.tensor<[M:16, 1], f32>) -> !kime.tensor<[M:16], f32>
+    return %8, %6 : !kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>
   }
 }
