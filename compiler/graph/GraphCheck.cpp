@@ -63,8 +63,12 @@ size_t learnedPositions(const Graph& g) {
 }
 
 std::vector<GatherLimit> gatherLimits(const Graph& g) {
+  // A table is a weight or a value computed from weights (static rows either way).
   std::map<std::string, int64_t> tableRows;
   for (const WeightDecl& w : g.weights) tableRows[w.name] = w.shape.empty() ? 0 : w.shape[0];
+  const std::vector<Shape> shapes = checkGraph(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (shapes[i].rank() > 0 && shapes[i].dims[0].isStatic()) tableRows[g.nodes[i].name] = shapes[i].dims[0].value;
   std::set<std::string> positions;
   for (const Node& n : g.nodes)
     if (n.kind == OpKind::Positions) positions.insert(n.name);
