@@ -26,6 +26,7 @@ namespace {
 // Whether a kernel of `s` has optional slot `name` (plan.h says when each one is there).
 bool hasSlot(const KernelSpec& s, const std::string& name) {
   if (name == "pos") return s.learnedPos;
+  if (name == "tokseq" || name == "qtype" || name == "type") return s.typeTable;
   if (name == "norm_weight") return s.norm != NormKind::none;
   if (name == "norm_bias") return s.norm == NormKind::layer;
   if (name == "bias") return s.bias;
@@ -66,7 +67,7 @@ std::string KernelSpec::describe() const {
   s.precision(17);
   s << className(kind) << "|norm=" << nameOf(norm) << "|eps=" << eps << "|act=" << nameOf(act) << "|bias=" << bias << (biasUp ? ",up" : "")
     << "|res=" << residual << "|panel=" << panel << (weightRows ? "|rows-weight" : "") << (bf16 ? "|bf16" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows << (ropeInterleaved ? ",interleaved" : "")
-    << "|pos=" << learnedPos << "|heads=" << heads << "," << kvHeads << "|scale=" << scale
+    << "|pos=" << learnedPos << (typeTable ? "" : "|no-type") << "|heads=" << heads << "," << kvHeads << "|scale=" << scale
     << "|len=" << maxLen << "|rows=" << nameOf(rows) << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
     << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program) << (vector ? "|vector" : "") << "|w=" << in << "," << out << "," << kvWidth;
   return s.str();

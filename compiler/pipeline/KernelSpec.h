@@ -69,7 +69,8 @@ struct KernelSpec {
   bool ropeInterleaved = false;
   double ropeTheta = 0;
   int64_t ropeRows = 0;  // rows of the cos/sin tables: the longest sequence any bucket allows
-  // embed
+  // embed: the question-type table (each token's sequence's type row), learned positions
+  bool typeTable = false;
   bool learnedPos = false;
   // attention
   int64_t heads = 0, kvHeads = 0;
@@ -96,7 +97,7 @@ struct KernelSpec {
   // would merge kernels that differ.
   auto fields() const {
     return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, weightRows, bf16, fewRows, ropeHeads, ropeInterleaved,
-                    ropeTheta, ropeRows, learnedPos, heads, kvHeads, scale, maxLen, rows, rowSym, staticRows,
+                    ropeTheta, ropeRows, typeTable, learnedPos, heads, kvHeads, scale, maxLen, rows, rowSym, staticRows,
                     indexU8, program, vector, in, out, kvWidth);
   }
   bool operator==(const KernelSpec& o) const { return fields() == o.fields(); }

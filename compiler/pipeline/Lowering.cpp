@@ -268,11 +268,14 @@ class StepBuilder {
 
   void embed(KernelOp k, KernelSpec& s, SlotArgs& args) {
     args.set("ids", inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32));
-    args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
     args.set("tokpos", tokens(KIME_INPUT_TOKPOS));
-    args.set("qtype", inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8));
     args.set("tok", weight(k, KernelRole::tok_table, "rows"));
-    args.set("type", weight(k, KernelRole::type_table, "rows"));
+    s.typeTable = bool(k.getTypeTable());
+    if (s.typeTable) {
+      args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
+      args.set("qtype", inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8));
+      args.set("type", weight(k, KernelRole::type_table, "rows"));
+    }
     s.learnedPos = bool(k.getPos());
     if (s.learnedPos) args.set("pos", weight(k, KernelRole::pos, "rows"));
   }

@@ -82,7 +82,8 @@ HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   Var c("c"), r("r");
   Func out("embed");
   Expr seq = clamp(tokseq(r), 0, qtype.dim(0).extent() - 1);
-  Expr e = tok(c, rowOf(ids(r), tok)) + type(c, rowOf(qtype(seq), type));
+  Expr e = tok(c, rowOf(ids(r), tok));
+  if (s.typeTable) e += type(c, rowOf(qtype(seq), type));
   if (s.learnedPos) e += pos(c, rowOf(tokpos(r), pos));
   out(c, r) = e;
 
@@ -90,7 +91,8 @@ HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   Var ro("ro"), ri("ri");
   const RowSchedule sch = rowSchedule(s, isa);
   out.split(r, ro, ri, sch.taskRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(c, sch.lanes);
-  std::vector<Argument> args = argsOf({&ids, &tokseq, &tokpos, &qtype, &tok, &type});
+  std::vector<Argument> args = s.typeTable ? argsOf({&ids, &tokseq, &tokpos, &qtype, &tok, &type})
+                                           : argsOf({&ids, &tokpos, &tok});
   if (s.learnedPos) args.push_back(pos);
   return {Pipeline(out), args};
 }

@@ -257,7 +257,8 @@ const KernelRoles& mlir::kime::kernelRoles(KernelClass c) {
     return s;
   };
   static const KernelRoles roles[KIME_CLASS_COUNT] = {
-      /* embed */ {set({R::ids, R::qtype, R::cu, R::tok_table, R::type_table}), set({R::pos})},
+      /* embed: qtype and cu with the type table */
+      {set({R::ids, R::tok_table}), set({R::qtype, R::cu, R::type_table, R::pos})},
       /* norm */ {set({R::x, R::norm_weight}), set({R::norm_bias})},
       /* linear: cu for RoPE's positions */
       {set({R::x, R::weight}), set({R::bias, R::weight_up, R::bias_up, R::cu, R::residual, R::in1, R::in2, R::in3})},

@@ -16,36 +16,64 @@ namespace {
 using namespace fuse;
 using R = KernelRole;
 
-// tok[ids] + type[qtype] per token (+ pos[positions]), rooted at the first add.
+// The terms of an embedding sum: the token table by ids, the question-type table by qtype
+// expanded to the tokens, a learned table by positions; each of the checkpoint's weights, each
+// at most once, read only by the sum.
+struct EmbedTerms {
+  GatherRowsOp tok, type, pos;
+  ExpandSeqsOp expand;
+  SmallVector<Operation*> ops;  // producers first
+
+  // Takes in `v` (the sum or a part of it); false where it is something else.
+  bool take(Value v, bool root) {
+    if (auto add = definedBy<AddOp>(v); add && (root || v.hasOneUse())) {
+      if (!take(add.getLhs(), false) || !take(add.getRhs(), false)) return false;
+      ops.push_back(add);
+      return true;
+    }
+    if (auto e = definedBy<ExpandSeqsOp>(v); e && v.hasOneUse() && !expand) {
+      auto g = definedBy<GatherRowsOp>(e.getX());
+      if (!g || !g.getResult().hasOneUse() || !isWeight(g.getTable()) || !isBatchArray(g.getIndex(), ::kime::shapes::DType::U8))
+        return false;
+      type = g, expand = e;
+      ops.append({g.getOperation(), e.getOperation()});
+      return true;
+    }
+    auto g = definedBy<GatherRowsOp>(v);
+    if (!g || !v.hasOneUse() || !isWeight(g.getTable())) return false;
+    GatherRowsOp& slot = isBatchArray(g.getIndex(), ::kime::shapes::DType::U32) ? tok : definedBy<PositionsOp>(g.getIndex()) ? pos : type;
+    if (&slot == &type || slot) return false;
+    slot = g;
+    ops.push_back(g);
+    return true;
+  }
+  // The token ids ([T] u32) or the question types (the one u8 array): block arguments.
+  static bool isBatchArray(Value v, ::kime::shapes::DType dtype) {
+    const ::kime::shapes::Shape s = cast<KimeTensorType>(v.getType()).toShape();
+    return isa<BlockArgument>(v) && s.dtype == dtype &&
+           (dtype == ::kime::shapes::DType::U8 || s.dims[0].sym == ::kime::shapes::Sym::T);
+  }
+};
+
+// tok[ids] (+ type[qtype] per token) (+ pos[positions]), the adds in any order: one pass over
+// the tokens, rooted at the last add. The token table alone is a gather (FuseGeneric.cpp).
 struct EmbedPattern : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AddOp add, PatternRewriter& rw) const override {
-    auto tok = definedBy<GatherRowsOp>(add.getLhs());
-    auto expand = definedBy<ExpandSeqsOp>(add.getRhs());
-    auto type = expand ? definedBy<GatherRowsOp>(expand.getX()) : GatherRowsOp();
-    if (!tok || !type || !isa<BlockArgument>(tok.getIndex()) || !isa<BlockArgument>(type.getIndex()) ||
-        !isWeight(tok.getTable()) || !isWeight(type.getTable()))
-      return failure();
+    if (add.getResult().hasOneUse() && isa<AddOp>(*add.getResult().getUsers().begin())) return failure();
+    EmbedTerms t;
+    if (!t.take(add.getResult(), true) || !t.tok || (!t.type && !t.pos)) return failure();
     KernelBuilder k{KernelClass::embed, add.getNode()};
-    k.add(R::ids, tok.getIndex());
-    k.add(R::qtype, type.getIndex());
-    k.add(R::cu, expand.getCu());
-    k.add(R::tok_table, tok.getTable());
-    k.add(R::type_table, type.getTable());
-    k.absorbed = {tok, type, expand, add};
-    k.result = add.getResult();
-    // A learned position table added right after joins the same pass.
-    if (auto outer = dyn_cast_or_null<AddOp>(singleUser(add.getResult()))) {
-      Value other = outer.getLhs() == add.getResult() ? outer.getRhs() : outer.getLhs();
-      auto pos = definedBy<GatherRowsOp>(other);
-      auto positions = pos ? definedBy<PositionsOp>(pos.getIndex()) : PositionsOp();
-      if (positions && positions.getCu() == expand.getCu() && isWeight(pos.getTable())) {
-        k.add(R::pos, pos.getTable());
-        k.absorbed.append({pos.getOperation(), outer.getOperation()});
-        k.result = outer.getResult();
-        k.node = outer.getNode().str();
-      }
+    k.add(R::ids, t.tok.getIndex());
+    k.add(R::tok_table, t.tok.getTable());
+    if (t.type) {
+      k.add(R::qtype, t.type.getIndex());
+      k.add(R::cu, t.expand.getCu());
+      k.add(R::type_table, t.type.getTable());
     }
+    if (t.pos) k.add(R::pos, t.pos.getTable());
+    k.absorbed = t.ops;
+    k.result = add.getResult();
     emit(k, rw);
     return success();
   }

@@ -136,7 +136,8 @@ typedef struct kime_arg_slot {
 } kime_arg_slot;
 
 /* Per class, the slots in call order; the output ("out") is last. Which optional slots a kernel
- * has follows from its spec: embed "pos" with learned positions; norm and head "norm_bias" with
+ * has follows from its spec: embed "tokseq" / "qtype" / "type" with a type table, "pos" with
+ * learned positions; norm and head "norm_bias" with
  * layer norm, head "norm_weight" with any norm; linear "bias" / "bias_up" with biases (each on its
  * own), "weight_up" with SwiGLU, "tokpos" / "rope_cos" / "rope_sin" with RoPE, "residual" with a
  * residual; gather "index" (i32, or u32 read as i32) or "index_u8" (qtype); linear and eltwise
@@ -144,8 +145,8 @@ typedef struct kime_arg_slot {
  * linear's value after bias, activation, RoPE and residual). */
 #define KIME_F32_ KIME_DTYPE_F32
 static const kime_arg_slot kime_embed_slots[] = {
-    {"ids", KIME_DTYPE_U32, 0}, {"tokseq", KIME_DTYPE_I32, 0}, {"tokpos", KIME_DTYPE_I32, 0},
-    {"qtype", KIME_DTYPE_U8, 0}, {"tok", KIME_F32_, 0},        {"type", KIME_F32_, 0},
+    {"ids", KIME_DTYPE_U32, 0}, {"tokseq", KIME_DTYPE_I32, 1}, {"tokpos", KIME_DTYPE_I32, 0},
+    {"qtype", KIME_DTYPE_U8, 1}, {"tok", KIME_F32_, 0},        {"type", KIME_F32_, 1},
     {"pos", KIME_F32_, 1},      {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_norm_slots[] = {
     {"x", KIME_F32_, 0}, {"norm_weight", KIME_F32_, 0}, {"norm_bias", KIME_F32_, 1}, {"out", KIME_F32_, 0}};

@@ -49,3 +49,21 @@ func.func @norm_for_head_and_linear(%x: !kime.tensor<[T:32, 16], f32>, %cu: !kim
   %l = kime.linear "l"(%n, %wl) : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[16, 16], f32>) -> !kime.tensor<[T:32, 16], f32>
   return %h, %l : !kime.tensor<[S:4, 2], f32>, !kime.tensor<[T:32, 16], f32>
 }
+
+// An embedding without a type table, its adds in another order: one embed kernel over the
+// token and position tables; the token table alone is a gather.
+// CHECK-LABEL: func.func @embed_without_types
+// CHECK: kime.kernel embed "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos(%{{.+}} : !kime.tensor<[32, 8], f32>) :
+// CHECK: kime.kernel gather "alone"
+func.func @embed_without_types(%ids: !kime.tensor<[T:32], ui32>, %cu: !kime.tensor<[S+1:5], ui32>) -> (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>)
+    attributes {kime.bucket = array<i64: 32, 4, 8>} {
+  %tok = kime.weight "embed.tok" : () -> !kime.tensor<[16, 8], f32>
+  %pt = kime.weight "embed.pos" : () -> !kime.tensor<[32, 8], f32>
+  %t2 = kime.weight "embed.tok2" : () -> !kime.tensor<[16, 8], f32>
+  %p = kime.positions "positions"(%cu) : (!kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[T:32], ui32>
+  %pr = kime.gather_rows "pos.rows"(%pt, %p) : (!kime.tensor<[32, 8], f32>, !kime.tensor<[T:32], ui32>) -> !kime.tensor<[T:32, 8], f32>
+  %tr = kime.gather_rows "tok.rows"(%tok, %ids) : (!kime.tensor<[16, 8], f32>, !kime.tensor<[T:32], ui32>) -> !kime.tensor<[T:32, 8], f32>
+  %s = kime.add "sum"(%pr, %tr) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %a = kime.gather_rows "alone"(%t2, %ids) : (!kime.tensor<[16, 8], f32>, !kime.tensor<[T:32], ui32>) -> !kime.tensor<[T:32, 8], f32>
+  return %s, %a : !kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>
+}
