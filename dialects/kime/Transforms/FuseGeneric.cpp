@@ -62,52 +62,29 @@ struct EltwisePattern : OpRewritePattern<OpT> {
   }
 };
 
-KernelBuilder gatherOf(Operation* op, GatherKind kind, Value x) {
-  KernelBuilder k{KernelClass::gather, op->getAttrOfType<StringAttr>("node").getValue()};
-  k.add(KernelRole::x, x);
-  k.choices.gather = kind;
-  k.absorbed = {op};
-  k.result = op->getResult(0);
-  return k;
+// Each gather op's kind and the roles of its operands, in order.
+struct GatherOf {
+  GatherKind kind;
+  SmallVector<KernelRole, 4> roles;
+};
+GatherOf gatherOf(GatherRowsOp) { return {GatherKind::rows, {KernelRole::x, KernelRole::index}}; }
+GatherOf gatherOf(ExpandSeqsOp) { return {GatherKind::seqs, {KernelRole::x, KernelRole::cu}}; }
+GatherOf gatherOf(FirstRowsOp) { return {GatherKind::first, {KernelRole::x, KernelRole::cu}}; }
+GatherOf gatherOf(GatherMarkersOp) {
+  return {GatherKind::markers, {KernelRole::x, KernelRole::cu, KernelRole::markers, KernelRole::mcu}};
 }
 
-struct GatherRowsPattern : OpRewritePattern<GatherRowsOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GatherRowsOp g, PatternRewriter& rw) const override {
-    KernelBuilder k = gatherOf(g, GatherKind::rows, g.getTable());
-    k.add(KernelRole::index, g.getIndex());
-    emit(k, rw);
-    return success();
-  }
-};
-
-struct ExpandSeqsPattern : OpRewritePattern<ExpandSeqsOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ExpandSeqsOp e, PatternRewriter& rw) const override {
-    KernelBuilder k = gatherOf(e, GatherKind::seqs, e.getX());
-    k.add(KernelRole::cu, e.getCu());
-    emit(k, rw);
-    return success();
-  }
-};
-
-struct FirstRowsPattern : OpRewritePattern<FirstRowsOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FirstRowsOp f, PatternRewriter& rw) const override {
-    KernelBuilder k = gatherOf(f, GatherKind::first, f.getX());
-    k.add(KernelRole::cu, f.getCu());
-    emit(k, rw);
-    return success();
-  }
-};
-
-struct GatherMarkersPattern : OpRewritePattern<GatherMarkersOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GatherMarkersOp g, PatternRewriter& rw) const override {
-    KernelBuilder k = gatherOf(g, GatherKind::markers, g.getX());
-    k.add(KernelRole::cu, g.getCu());
-    k.add(KernelRole::markers, g.getMarkers());
-    k.add(KernelRole::mcu, g.getMcu());
+// gather_rows, expand_seqs, first_rows, gather_markers: a gather kernel of that kind.
+template <typename OpT>
+struct GatherPattern : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter& rw) const override {
+    const GatherOf g = gatherOf(op);
+    KernelBuilder k{KernelClass::gather, op.getNode()};
+    for (size_t i = 0; i < g.roles.size(); ++i) k.add(g.roles[i], op->getOperand(i));
+    k.choices.gather = g.kind;
+    k.absorbed = {op};
+    k.result = op->getResult(0);
     emit(k, rw);
     return success();
   }
@@ -135,7 +112,8 @@ struct RopePattern : OpRewritePattern<RopeOp> {
 void populateGenericPatterns(RewritePatternSet& patterns) {
   MLIRContext* ctx = patterns.getContext();
   patterns.add<EltwisePattern<AddOp>, EltwisePattern<MulOp>, EltwisePattern<SiluOp>, EltwisePattern<GeluOp>,
-               GatherRowsPattern, ExpandSeqsPattern, FirstRowsPattern, GatherMarkersPattern, RopePattern>(ctx);
+               GatherPattern<GatherRowsOp>, GatherPattern<ExpandSeqsOp>, GatherPattern<FirstRowsOp>,
+               GatherPattern<GatherMarkersOp>, RopePattern>(ctx);
 }
 
 }  // namespace mlir::kime::fuse

@@ -1,19 +1,14 @@
 // The seed's Batch check: every rule, with the seed's wording.
 #include <gtest/gtest.h>
 
+#include "TestBatch.h"
 #include "kime/batch.h"
 
 namespace kime {
 namespace {
 
-struct B {
-  std::vector<uint32_t> ids, cu, markers, mcu;
-  std::vector<uint8_t> qtype;
-  Batch view() const { return {ids, cu, markers, mcu, qtype}; }
-};
-
-// Two sequences: 3 tokens with markers {0, 2}, 2 tokens with marker {1}.
-B good() { return {{5, 6, 7, 8, 9}, {0, 3, 5}, {0, 2, 1}, {0, 2, 3}, {1, 0}}; }
+using test::B;
+using test::good;
 
 std::string check(const B& b, size_t vocab = 10, size_t types = 2) {
   auto err = checkBatch(b.view(), vocab, types);

@@ -3,19 +3,14 @@
 // evaluator's wording, and a batch inside every table passes.
 #include <gtest/gtest.h>
 
+#include "TestBatch.h"
 #include "kime/batch.h"
 
 namespace kime {
 namespace {
 
-struct B {
-  std::vector<uint32_t> ids, cu, markers, mcu;
-  std::vector<uint8_t> qtype;
-  Batch view() const { return {ids, cu, markers, mcu, qtype}; }
-};
-
-// Two sequences: 3 tokens with markers {0, 2}, 2 tokens with marker {1}.
-B good() { return {{5, 6, 7, 8, 9}, {0, 3, 5}, {0, 2, 1}, {0, 2, 3}, {1, 0}}; }
+using test::B;
+using test::good;
 
 std::string check(const B& b, const std::vector<GatherLimit>& limits) {
   auto err = checkGatherLimits(b.view(), limits);
