@@ -40,7 +40,8 @@ def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
   let summary = "Groups Graph ops into kernels of the classes codegen knows";
   let description = [{
     Rewrites the Graph ops into `kime.kernel` ops:
-    - `embed`: token rows + question-type rows (+ learned position rows), one pass;
+    - `embed`: token rows (+ question-type rows) (+ learned position rows), the adds in any
+      order, one pass;
     - `norm`: rms or layer norm of rows that linears read, once (not in each linear's
       prologue, which would norm every row again per block of output columns);
     - `linear`: a linear with its epilogue (bias, RoPE of the output heads, GELU, SiLU(gate)·up

@@ -37,7 +37,7 @@ extern "C" {
 
 /* The kernel classes, as kime-fuse makes them. */
 typedef enum kime_kernel_class {
-  KIME_CLASS_EMBED = 0,     /* token + type (+ learned position) rows */
+  KIME_CLASS_EMBED = 0,     /* token (+ type) (+ learned position) rows */
   KIME_CLASS_NORM = 1,      /* a norm of the rows linears read */
   KIME_CLASS_LINEAR = 2,    /* matmul with bias / RoPE / GELU / SwiGLU / residual epilogue */
   KIME_CLASS_ATTENTION = 3, /* variable-length attention over each row's sequence */
