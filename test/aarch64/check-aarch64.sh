@@ -57,6 +57,16 @@ echo "== the artifact's self-test on the static AArch64 runtime (one batch at th
 grep -q "selftest on cpu arm-64" "$work/selftest.txt"
 grep -q "selftest: passed (3 buckets)" "$work/selftest.txt"
 
+echo "== random Graphs (generic kernels: gathers, eltwise, RoPE by ids, computed tables) on arm-64"
+for seed in 4 1003; do
+  kime-graph-fuzz --seed $seed --write "$work/random-$seed"
+  r="$work/random-$seed"
+  kime-compile "$r/graph.json" --weights "$r/model.safetensors" --buckets "$r/buckets.json" --target arm-64 \
+    --cuda-arch none --selftest 6 -o "$r/model.kime" -j 2 2> "$r/compile.log"
+  "${run_static[@]}" "$r/model.kime" --selftest --threads 2 | tee "$r/selftest.txt"
+  grep -q "selftest: passed (2 buckets)" "$r/selftest.txt"
+done
+
 echo "== an artifact without arm-64 code is refused"
 kime-compile "$work/small.json" --weights "$work/small.safetensors" --buckets "$ex/buckets.json" \
   --target x86-64-avx2 -o "$work/x86.kime" 2> /dev/null
