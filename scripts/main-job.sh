@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job on the bundled example model (MODEL.md's `small` family): writes its Graph and
+# The main job on the bundled example model (docs/model.md's `small` family): writes its Graph and
 # deterministic random weights (seed 1), then evaluates the bundled batch and prints the outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."

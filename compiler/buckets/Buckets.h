@@ -1,4 +1,4 @@
-// The bucket file: named stages, each an ordered list of shape buckets (MODEL.md).
+// The bucket file: named stages, each an ordered list of shape buckets (docs/model.md).
 #ifndef KIME_BUCKETS_BUCKETS_H
 #define KIME_BUCKETS_BUCKETS_H
 

@@ -1,6 +1,6 @@
 // The Graph: kime's input format (docs/graph-format.md), as C++ values.
 //
-// A Graph reads the seed's batch (ids, cu, markers, mcu, qtype), declares its weights by name,
+// A Graph reads a batch (ids, cu, markers, mcu, qtype: docs/batch.md), declares its weights by name,
 // shape and dtype, and lists nodes in an order where every operand is defined before it is used.
 // Values share one namespace: the five inputs, the weights, and the nodes (a node's value is
 // named after the node).
@@ -79,7 +79,7 @@ struct Graph {
   }
 };
 
-// The seed's batch as graph inputs, in order: name and shape.
+// The batch's arrays as graph inputs, in order: name and shape.
 struct InputDecl {
   const char* name;
   shapes::Shape shape;

@@ -17,10 +17,10 @@ static std::string inputsText() {
   return s;
 }
 
-// The inputs are fixed by the seed's Batch; the file states them so that it reads on its own.
+// The inputs are fixed by the batch contract (docs/batch.md); the file states them so that it reads on its own.
 static void checkInputs(const Json& j, const std::string& where) {
   auto bad = [&] {
-    throw CompileError(where + ": inputs must be exactly the seed's batch: " + inputsText());
+    throw CompileError(where + ": inputs must be exactly the batch's arrays: " + inputsText());
   };
   if (!j.is_array() || j.size() != graphInputs().size()) bad();
   for (size_t i = 0; i < j.size(); ++i) {

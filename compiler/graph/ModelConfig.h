@@ -1,4 +1,4 @@
-// MODEL.md's encoder family: its config, the Graph it stands for, and random weights for it.
+// docs/model.md's encoder family: its config, the Graph it stands for, and random weights for it.
 #ifndef KIME_GRAPH_MODELCONFIG_H
 #define KIME_GRAPH_MODELCONFIG_H
 
@@ -30,7 +30,7 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& source)
 // The Graph of the family for `cfg`, with its weights declared as `dtype`.
 Graph buildEncoderGraph(const ModelConfig& cfg, shapes::DType dtype, const std::string& name);
 
-// Deterministic random weights for a graph's declarations, scaled as in MODEL.md's reference
+// Deterministic random weights for a graph's declarations, scaled as in docs/model.md's reference
 // generator: tables N(0,1), matrices N(0,1/fan_in), norm gains 1+N(0,0.1), biases N(0,0.1).
 // Values are rounded to each weight's dtype; the result is f32 by name.
 std::map<std::string, std::vector<float>> randomWeights(const Graph& g, uint64_t seed);

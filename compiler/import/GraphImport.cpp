@@ -84,7 +84,7 @@ Graph exportGraph(ModuleOp module) {
   g.vocab = intAttr(kVocabAttr);
   g.types = intAttr(kTypesAttr);
   if (fn.getNumArguments() != graphInputs().size())
-    throw CompileError("graph function must take the seed's five batch inputs");
+    throw CompileError("graph function must take the batch's five arrays");
 
   DenseMap<Value, std::string> names;
   for (size_t i = 0; i < graphInputs().size(); ++i) names[fn.getArgument(i)] = graphInputs()[i].name;

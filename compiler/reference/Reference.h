@@ -17,7 +17,7 @@
 
 namespace kime {
 
-// The seed's Outputs, in f64.
+// The outputs (one logit per marker, an act pair per sequence), in f64.
 struct RefOutputs {
   std::vector<double> logits;
   std::vector<std::array<double, 2>> act;
@@ -29,7 +29,7 @@ using RefWeights = std::map<std::string, std::vector<double>>;
 // Checks the checkpoint against the graph's declarations (CompileError) and widens the weights.
 RefWeights loadRefWeights(const Graph& g, const Checkpoint& c);
 
-// Evaluates `g` on `batch`. The batch is checked first with the seed's rules and messages
+// Evaluates `g` on `batch`. The batch is checked first with checkBatch's rules and messages
 // (checkBatch). An index a node cannot follow (a position past a learned table) is a Batch error
 // that names the node.
 [[nodiscard]] std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w,

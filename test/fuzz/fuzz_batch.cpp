@@ -1,4 +1,4 @@
-// Batches: the batch JSON reader, then the seed's Batch check and a run through the C API on a
+// Batches: the batch JSON reader, then the batch check (docs/batch.md) and a run through the C API on a
 // real compiled model (KIME_FUZZ_MODEL names its artifact; scripts/fuzz.sh compiles one) with
 // whatever arrays and counts the input makes: ids past the vocabulary, cu not rising, markers
 // out of their sequence, mcu and qtype lengths that disagree. An input that is not JSON is read

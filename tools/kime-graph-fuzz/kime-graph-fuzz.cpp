@@ -2,6 +2,7 @@
 // buckets on the x86 targets this CPU runs and run against the f64 reference evaluator on
 // generated batches of every bucket. Prints a line per Graph and a table; exits 1 when a Graph
 // was refused or an output was off.
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -19,6 +20,8 @@ static cl::opt<unsigned> cudaEvery("cuda-every", cl::desc("also generate and ass
 static cl::opt<std::string> keep("keep", cl::desc("write each failing Graph, its weights and buckets into this folder"),
                                  cl::value_desc("DIR"));
 static cl::opt<bool> noFusion("no-fusion", cl::desc("compile with the generic kernels only (kime-compile --no-fusion)"));
+static cl::opt<unsigned> seconds("seconds", cl::desc("start no new Graph after this many seconds (0: no limit); the table counts those that ran"),
+                                 cl::init(0));
 static cl::opt<bool> quiet("quiet", cl::desc("print the table only"));
 static cl::opt<std::string> write("write", cl::desc("write the Graph of --seed, its weights and buckets into this folder, and stop"),
                                   cl::value_desc("DIR"));
@@ -39,11 +42,13 @@ int main(int argc, char** argv) {
   o.keep = keep;
   o.fusion = !noFusion;
   kime::fuzz::Summary total;
+  const auto start = std::chrono::steady_clock::now();
   for (uint64_t s = seed; s < seed + count; ++s) {
+    if (seconds && std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) break;
     kime::fuzz::Result r = kime::fuzz::runGraph(s, o);
     total.add(r);
     if (!quiet || !r.ok()) std::cout << kime::fuzz::describe(r) << std::endl;
   }
-  std::cout << kime::fuzz::table(total, o);
+  std::cout << kime::fuzz::table(total, o) << "seeds " << seed << " to " << seed + total.graphs - 1 << "\n";
   return total.ok() ? 0 : 1;
 }

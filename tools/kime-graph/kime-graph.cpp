@@ -1,4 +1,4 @@
-// kime-graph: writes the Graph of MODEL.md's encoder family for a config, and optionally
+// kime-graph: writes the Graph of docs/model.md's encoder family for a config, and optionally
 // deterministic random weights for it (the bundled example model and the tests use these).
 #include <iostream>
 
@@ -10,8 +10,8 @@
 static const char* kUsage =
     "usage: kime-graph CONFIG.json [-o GRAPH.json] [--dtype f32|f16|bf16] [--name NAME]\n"
     "                  [--random-weights OUT.safetensors --seed N]\n"
-    "Writes the Graph of MODEL.md's encoder family for CONFIG (to stdout without -o).\n"
-    "--random-weights also writes deterministic random weights (scaled as MODEL.md's generator).\n";
+    "Writes the Graph of docs/model.md's encoder family for CONFIG (to stdout without -o).\n"
+    "--random-weights also writes deterministic random weights (scaled as docs/model.md says).\n";
 
 int main(int argc, char** argv) {
   try {

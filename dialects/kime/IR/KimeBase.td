@@ -13,7 +13,7 @@ def Kime_Dialect : Dialect {
     One op for each op of kime's Graph format (docs/graph-format.md). Values are
     `!kime.tensor` values whose sizes are static or one of the Graph's symbolic sizes:
     `T` tokens, `S` sequences, `M` markers (and `S+1` for the sequence starts). A Graph is a
-    `func.func` whose arguments are the seed's batch (`ids`, `cu`, `markers`, `mcu`, `qtype`)
+    `func.func` whose arguments are the batch's arrays (`ids`, `cu`, `markers`, `mcu`, `qtype`)
     and whose results are `logits [M]` and `act [S, 2]`.
   }];
   let useDefaultTypePrinterParser = 1;

@@ -64,7 +64,7 @@ struct Inferred {
   static Inferred fail(std::string e) { return {{}, std::move(e)}; }
 };
 
-// The seed's batch, as tensors: ids [T] u32, cu [S+1] u32, markers [M] u32, mcu [S+1] u32,
+// The batch's arrays (docs/batch.md), as tensors: ids [T] u32, cu [S+1] u32, markers [M] u32, mcu [S+1] u32,
 // qtype [S] u8.
 Shape idsShape();
 Shape cuShape();

@@ -1,12 +1,12 @@
 // kime runtime: the batch a model runs on, its checks, and what it produces.
 //
-// This is the contract of the original engine's executor (seed/executor.rs), in C++:
+// The contract every kime runtime keeps (docs/batch.md):
 //   - A `Batch` is flattened: sequence `s` is tokens `cu[s]..cu[s+1]` of `ids` and markers
 //     `mcu[s]..mcu[s+1]` of `markers`; each marker is a position within its own sequence;
 //     `qtype[s]` is the question type of sequence `s`.
-//   - `checkBatch` finds the first inconsistency, with the seed's wording, so that a backend can
+//   - `checkBatch` finds the first inconsistency, with fixed wording, so that a backend can
 //     index without checks afterwards.
-//   - `Error` is one of the seed's four errors; `Error::text()` is the seed's `Display`.
+//   - `Error` is one of four kinds; `Error::text()` is the text to show a person.
 //
 // Nothing here allocates unless it reports an error.
 #ifndef KIME_BATCH_H
@@ -66,7 +66,8 @@ struct Bucket {
 // "{tokens 128, seqs 8, markers 32}": how messages and listings name a bucket.
 std::string describe(const Bucket& b);
 
-// The seed's four errors.
+// The four kinds of failure: an inconsistent batch, a batch no bucket of the stage holds, something
+// the model, artifact or machine cannot do, a device or kernel failure.
 enum class ErrorKind {
   Batch,        // the batch is inconsistent
   NoBucket,     // no bucket of the stage holds the batch
@@ -90,7 +91,7 @@ struct Error {
     return {ErrorKind::NoBucket, std::move(stage), t, s, m, largest};
   }
 
-  // The seed's Display text, e.g. "bad batch: cu and mcu must start at 0". NoBucket adds the
+  // The text to show, e.g. "bad batch: cu and mcu must start at 0". NoBucket adds the
   // stage's largest bucket when it is known.
   std::string text() const;
 };

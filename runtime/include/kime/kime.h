@@ -33,7 +33,7 @@ extern "C" {
 
 typedef enum kime_status {
   KIME_OK = 0,
-  KIME_BAD_BATCH = 1,        /* the batch is inconsistent (the seed's Batch error) */
+  KIME_BAD_BATCH = 1,        /* the batch is inconsistent (checkBatch's rules) */
   KIME_NO_BUCKET = 2,        /* no bucket of the stage holds the batch */
   KIME_UNSUPPORTED = 3,      /* not a usable artifact, no such stage, no code for this CPU */
   KIME_DEVICE = 4,           /* a kernel or the device failed */
@@ -60,7 +60,7 @@ typedef struct kime_bucket {
   uint32_t tokens, seqs, markers;
 } kime_bucket;
 
-/* A packed batch, exactly the seed's Batch: sequence s is tokens cu[s]..cu[s+1] of ids and
+/* A packed batch (docs/batch.md): sequence s is tokens cu[s]..cu[s+1] of ids and
  * markers mcu[s]..mcu[s+1] of markers; markers are positions within their own sequence. */
 typedef struct kime_batch {
   const uint32_t* ids;     size_t ids_len;

@@ -6,7 +6,7 @@
 //   kime::Outputs out;                                     // reused: grows, then never allocates
 //   if (auto err = exec->run(batch, out)) { ... err->text() ... }
 //
-// Semantics are the seed executor's: the batch is checked (checkBatch), the smallest bucket of
+// Semantics (docs/batch.md): the batch is checked (checkBatch), the smallest bucket of
 // the stage that holds it runs it, and a batch no bucket holds is a NoBucket error naming the
 // stage, the batch's counts and the stage's largest bucket. A bucket's plan is prepared on first
 // use or ahead with prepare(); once a bucket is prepared and `out` has grown to the batch, run()
@@ -29,7 +29,8 @@
 
 namespace kime {
 
-// What a backend can do (the seed's Caps).
+// What a backend can do: its name, threads, whether it replays plans as graphs, whether it
+// shares memory with the host.
 struct Caps {
   std::string name;  // "cpu" or "cuda"
   size_t threads = 1;
@@ -177,7 +178,7 @@ struct SelftestReport {
 // whose outputs are off, or whose run fails, is a failure in the report, not an error.
 Expected<SelftestReport> runSelftest(std::shared_ptr<Model> model, const ExecutorOptions& options = {});
 
-// Owned storage for a Batch, reused from one batch to the next (the seed's BatchBuf): once it
+// Owned storage for a Batch, reused from one batch to the next (BatchBuf): once it
 // has grown, building a batch does not allocate.
 class BatchBuf {
  public:

@@ -107,7 +107,7 @@ TEST(GraphJson, RefusesOtherFormatsInputsAndOutputs) {
   EXPECT_EQ(errorOf(j), "g.json: graph format 2 is not supported (this kime reads format 1)");
   j = smallJson();
   j["inputs"][4]["dtype"] = "u32";
-  EXPECT_EQ(errorOf(j), "g.json: inputs must be exactly the seed's batch: ids [T] u32, cu [S+1] u32, "
+  EXPECT_EQ(errorOf(j), "g.json: inputs must be exactly the batch's arrays: ids [T] u32, cu [S+1] u32, "
                         "markers [M] u32, mcu [S+1] u32, qtype [S] u8");
   j = smallJson();
   j["outputs"]["act"] = "head.act.rows";

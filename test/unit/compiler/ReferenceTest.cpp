@@ -1,4 +1,4 @@
-// The reference evaluator's own behaviour: batch errors with the seed's messages, indices a node
+// The reference evaluator's own behaviour: batch errors with checkBatch's messages, indices a node
 // cannot follow, and the empty cases.
 #include <gtest/gtest.h>
 

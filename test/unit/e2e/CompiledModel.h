@@ -1,4 +1,4 @@
-// The example model (MODEL.md's small config, weights from seed 1) compiled for the example
+// The example model (docs/model.md's small config, weights from seed 1) compiled for the example
 // buckets once and shared by the end-to-end tests; rebuilt when the test binary is newer.
 #ifndef KIME_TEST_COMPILEDMODEL_H
 #define KIME_TEST_COMPILEDMODEL_H

@@ -1,4 +1,4 @@
-// The seed's Batch check: every rule, with the seed's wording.
+// The batch check (docs/batch.md): every rule, with its wording.
 #include <gtest/gtest.h>
 
 #include "TestBatch.h"

@@ -1,4 +1,4 @@
-// Batches as JSON files ({"ids", "cu", "markers", "mcu", "qtype"}, exactly the seed's Batch),
+// Batches as JSON files ({"ids", "cu", "markers", "mcu", "qtype"}, exactly a Batch),
 // and outputs as JSON text. Shared by the tools and the compiler's --verify; depends on the
 // runtime headers and nlohmann.
 #ifndef KIME_TOOLING_BATCHFILE_H
