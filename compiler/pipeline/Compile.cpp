@@ -255,7 +255,12 @@ Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredMo
     weightsJson.push_back({{"name", w.name}, {"layout", w.layout}, {"shape", w.shape}, {"offset", w.offset}, {"dtype", w.dtype}});
   OJson kernelsJson = OJson::array();
   for (size_t i = 0; i < m.kernels.specs.size(); ++i)
-    kernelsJson.push_back({{"name", m.names[i]}, {"kind", className(m.kernels.specs[i].kind)}, {"spec", m.kernels.specs[i].describe()}});
+  {
+    OJson slots = OJson::array();
+    for (const kime_arg_slot& a : argSlots(m.kernels.specs[i])) slots.push_back(a.name);
+    kernelsJson.push_back({{"name", m.names[i]}, {"kind", className(m.kernels.specs[i].kind)},
+                           {"slots", slots}, {"spec", m.kernels.specs[i].describe()}});
+  }
   OJson bucketsJson = OJson::array();
   for (const BucketPlan& p : m.plans) bucketsJson.push_back(bucketJson(p, m.kernels, o.cudaMath));
   OJson manifest = {

@@ -67,6 +67,51 @@ ArgInfo argOf(const Json& j, const ModelImpl& m) {
   return a;
 }
 
+std::vector<const char*> names_of(const kime_arg_slot* table, int count) {
+  std::vector<const char*> names;
+  for (int i = 0; i < count; ++i) names.push_back(table[i].name);
+  return names;
+}
+
+// A kernel's slots: names of its class's slots (plan.h), in the class's order, every required one
+// present, the output last.
+std::vector<const kime_arg_slot*> slotsOf(const Json& names, kime_kernel_class c, const std::string& kernel) {
+  int count = 0;
+  const kime_arg_slot* table = kime_class_slots(c, &count);
+  std::vector<const kime_arg_slot*> out;
+  int at = 0;
+  for (const Json& n : names) {
+    const std::string name = n.get<std::string>();
+    const int i = kime_name_index(names_of(table, count).data(), count, name.c_str());
+    if (i < 0)
+      throw Fail{"kernel " + kernel + ": \"" + name + "\" is no argument of the " + kime_kernel_class_names[c] + " class (plan.h)"};
+    if (i < at) throw Fail{"kernel " + kernel + ": argument \"" + name + "\" is out of its class's order"};
+    for (int j = at; j < i; ++j)
+      if (!table[j].optional) throw Fail{"kernel " + kernel + " has no \"" + table[j].name + "\" argument, which its class needs"};
+    out.push_back(&table[i]);
+    at = i + 1;
+  }
+  if (at != count) throw Fail{"kernel " + kernel + " has no \"" + table[count - 1].name + "\" argument, which its class needs"};
+  return out;
+}
+
+// A step's arguments are its kernel's slots, one each, of the slot's element type (a packed
+// weight may be bf16 where the slot is f32: a bf16 linear's).
+void checkStepArgs(const StepInfo& si, const ModelImpl& m, const Bucket& b) {
+  const std::vector<const kime_arg_slot*>& slots = m.kernelSlots[si.kernel];
+  const std::string where = "bucket " + describe(b) + ", step \"" + si.node + "\" (kernel " + m.kernelNames[si.kernel] + ")";
+  if (si.args.size() != slots.size())
+    throw Fail{where + ": " + std::to_string(si.args.size()) + " arguments for its " + std::to_string(slots.size()) + " slots"};
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const kime_kernel_type& t = si.args[i].type;
+    const kime_dtype want = slots[i]->dtype;
+    const bool same = t.code == kime_dtype_codes[want] && t.bits == kime_dtype_bits[want];
+    const bool bf16Weight = si.args[i].source == ArgInfo::Source::Weight && want == KIME_DTYPE_F32 && t.code == 4;
+    if (!same && !bf16Weight)
+      throw Fail{where + ": argument \"" + slots[i]->name + "\" is not " + kime_dtype_names[want]};
+  }
+}
+
 void readManifest(const std::string& text, ModelImpl& m) {
   Json j = Json::parse(text);
   if (j.at("format").get<int>() != int(KIME_FORMAT_VERSION)) throw Fail{"manifest format mismatch"};
@@ -99,6 +144,7 @@ void readManifest(const std::string& text, ModelImpl& m) {
   for (const Json& k : j.at("kernels")) {
     m.kernelNames.push_back(k.at("name").get<std::string>());
     m.kernelClasses.push_back(named<kime_kernel_class>(kime_kernel_class_names, k.at("kind").get<std::string>(), "kernel class"));
+    m.kernelSlots.push_back(slotsOf(k.at("slots"), m.kernelClasses.back(), m.kernelNames.back()));
   }
   for (const Json& b : j.at("buckets")) {
     BucketInfo bi;
@@ -111,7 +157,7 @@ void readManifest(const std::string& text, ModelImpl& m) {
       si.node = s.at("node").get<std::string>();
       si.flops = s.at("flops").get<double>();
       for (const Json& a : s.at("args")) si.args.push_back(argOf(a, m));
-      if (si.args.empty()) throw Fail{"a step has no arguments"};
+      checkStepArgs(si, m, bi.bucket);
       si.flopRows = si.args.back().rows;
       for (CudaMath slot : {kTf32, kF32}) {
         const char* math = cudaMathName(slot);

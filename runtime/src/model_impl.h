@@ -109,6 +109,7 @@ struct ModelImpl {
   std::vector<WeightInfo> weights;
   std::vector<std::string> kernelNames;
   std::vector<kime_kernel_class> kernelClasses;
+  std::vector<std::vector<const kime_arg_slot*>> kernelSlots;  // per kernel, its arguments' slots (plan.h)
   std::vector<BucketInfo> buckets;
   std::vector<StageInfo> stages;
   const float* weightData = nullptr;  // the weights section, used in place

@@ -22,26 +22,40 @@ def checksum(data):
     return h
 
 
-path = sys.argv[1]
-art = bytearray(open(path, "rb").read())
-_, _, count, table, _ = struct.unpack_from("<8sIIQQ", art, 0)
-for i in range(count):
-    entry = table + i * 72
-    name, offset, size, _ = struct.unpack_from("<48sQQQ", art, entry)
-    if name.rstrip(b"\0") == b"selftest":
-        break
-else:
-    sys.exit("no selftest section")
-section = art[offset:offset + size]
-cases = json.loads(section)["cases"]
-if "--rename-cases" in sys.argv:
-    at = section.index(b'"cases"')
-    section[at:at + 7] = b'"casez"'
-else:
-    k = next(i for i, c in enumerate(cases) if c["logits"])
-    at = [m.end() for m in re.finditer(rb'"logits":\[-?', section)][k]
-    section[at] = ord("0") + (section[at] - ord("0") + 5) % 10
-art[offset:offset + size] = section
-struct.pack_into("<Q", art, entry + 64, checksum(bytes(section)))
-open(path, "wb").write(art)
-print("renamed: cases" if "--rename-cases" in sys.argv else f"mutated: stage {cases[k]['stage']} bucket {cases[k]['bucket']}")
+def find_section(art, wanted):
+    """The section table entry, offset and size of section `wanted` (bytes) of artifact `art`."""
+    _, _, count, table, _ = struct.unpack_from("<8sIIQQ", art, 0)
+    for i in range(count):
+        entry = table + i * 72
+        name, offset, size, _ = struct.unpack_from("<48sQQQ", art, entry)
+        if name.rstrip(b"\0") == wanted:
+            return entry, offset, size
+    sys.exit("no " + wanted.decode() + " section")
+
+
+def replace_section(path, art, entry, offset, section):
+    """Writes `section` (of the same length) in place of the old one, with its checksum."""
+    art[offset:offset + len(section)] = section
+    struct.pack_into("<Q", art, entry + 64, checksum(bytes(section)))
+    open(path, "wb").write(art)
+
+
+def main():
+    path = sys.argv[1]
+    art = bytearray(open(path, "rb").read())
+    entry, offset, size = find_section(art, b"selftest")
+    section = art[offset:offset + size]
+    cases = json.loads(section)["cases"]
+    if "--rename-cases" in sys.argv:
+        at = section.index(b'"cases"')
+        section[at:at + 7] = b'"casez"'
+    else:
+        k = next(i for i, c in enumerate(cases) if c["logits"])
+        at = [m.end() for m in re.finditer(rb'"logits":\[-?', section)][k]
+        section[at] = ord("0") + (section[at] - ord("0") + 5) % 10
+    replace_section(path, art, entry, offset, section)
+    print("renamed: cases" if "--rename-cases" in sys.argv else f"mutated: stage {cases[k]['stage']} bucket {cases[k]['bucket']}")
+
+
+if __name__ == "__main__":
+    main()
