@@ -134,12 +134,7 @@ class StepBuilder {
         break;
       case KIME_CLASS_GATHER: gather(k, s, args); break;
       case KIME_CLASS_ELTWISE: eltwise(k, s, args); break;
-      case KIME_CLASS_ROPE:
-        input(k, s, args);
-        s.ropeHeads = k.getRopeHeads().value_or(0);
-        s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
-        rope(k, s, args, step.node);
-        break;
+      case KIME_CLASS_ROPE: rope(k, s, args, step.node); break;
       default: throw CompileError("internal: kernel \"" + step.node + "\" of no known class");
     }
     PlanArg out = arenaArg(k.getResult());
@@ -154,10 +149,10 @@ class StepBuilder {
   // layout), which kime-fuse asks of no other layout.
   PlanArg weight(KernelOp k, KernelRole role, const std::string& layout) {
     Value v = k.getRoleOperand(role);
-    if (auto op = v.getDefiningOp<WeightOp>()) return weightArg(w_.use(op.getNode().str(), layout));
-    if (layout != "rows")
-      throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is computed, but packed as " + layout);
-    return arenaArg(v);
+    if (layout == "rows") return valueArg(v);
+    auto op = v.getDefiningOp<WeightOp>();
+    if (!op) throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is computed, but packed as " + layout);
+    return weightArg(w_.use(op.getNode().str(), layout));
   }
   PlanArg weightArg(int64_t id) {
     const PackedWeight& pw = w_.weights()[size_t(id)];

@@ -67,12 +67,6 @@ ArgInfo argOf(const Json& j, const ModelImpl& m) {
   return a;
 }
 
-std::vector<const char*> names_of(const kime_arg_slot* table, int count) {
-  std::vector<const char*> names;
-  for (int i = 0; i < count; ++i) names.push_back(table[i].name);
-  return names;
-}
-
 // A kernel's slots: names of its class's slots (plan.h), in the class's order, every required one
 // present, the output last.
 std::vector<const kime_arg_slot*> slotsOf(const Json& names, kime_kernel_class c, const std::string& kernel) {
@@ -82,7 +76,9 @@ std::vector<const kime_arg_slot*> slotsOf(const Json& names, kime_kernel_class c
   int at = 0;
   for (const Json& n : names) {
     const std::string name = n.get<std::string>();
-    const int i = kime_name_index(names_of(table, count).data(), count, name.c_str());
+    int i = 0;
+    while (i < count && name != table[i].name) ++i;
+    if (i == count) i = -1;
     if (i < 0)
       throw Fail{"kernel " + kernel + ": \"" + name + "\" is no argument of the " + kime_kernel_class_names[c] + " class (plan.h)"};
     if (i < at) throw Fail{"kernel " + kernel + ": argument \"" + name + "\" is out of its class's order"};
