@@ -11,7 +11,7 @@ install(TARGETS kime_runtime_shared kime_runtime_static kime_tooling kime-run EX
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY runtime/include/kime runtime/tooling/include/kime DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY runtime/include/kime tooling/include/kime DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kimeRuntimeTargets NAMESPACE kime:: DESTINATION ${KIME_CMAKE_DIR})
 
 if(KIME_BUILD_COMPILER)

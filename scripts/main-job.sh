@@ -3,6 +3,7 @@
 # deterministic random weights (seed 1), then evaluates the bundled batch and prints the outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup.sh
 scripts/build.sh
 EX=examples/small
 BIN=build/bin

@@ -56,7 +56,8 @@ for san in "${sanitizers[@]}"; do
     printf '#!/bin/sh\ncase " $* " in *" --reference "*) exec "%s" "$@";; esac\nexec "%s" "$@"\n' \
       "$PWD/build/bin/kime-run" "$PWD/$dir/bin/kime-run" > "$tools/kime-run"
     chmod +x "$tools/kime-run"
-    python3 /usr/lib/llvm-19/build/utils/lit/lit.py -s build/test/lit --param kime_tools_dir="$PWD/$tools" \
+    lit=$(sed -n 's/^KIME_LIT:FILEPATH=//p' build/CMakeCache.txt)
+    python3 "$lit" -s build/test/lit --param kime_tools_dir="$PWD/$tools" \
       --param sanitized=1
   fi
 done

@@ -20,7 +20,9 @@ if ((${#missing[@]})); then
 else
   echo "setup: all packages present"
 fi
-if [ ! -x /usr/local/cuda/bin/ptxas ]; then
-  echo "setup: CUDA 13 (NVRTC, ptxas) is required at /usr/local/cuda and was not found" >&2
-  exit 1
+# CUDA 13 (NVRTC, ptxas) is not a Debian package: where it is installed the compiler also makes PTX.
+if command -v ptxas > /dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
+  echo "setup: CUDA Toolkit found: the compiler will make PTX too"
+else
+  echo "setup: no CUDA Toolkit (ptxas) found: the compiler will make CPU code only (KIME_WITH_CUDA=AUTO)"
 fi

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Set-up, build, every fuzz target for a short budget (FUZZ_SECONDS, default 30 each; 0 leaves
+# Set-up, build (warnings are errors), every fuzz target for a short budget (FUZZ_SECONDS, default 30 each; 0 leaves
 # them out), every test (gtest and lit, through ctest), then the runtime's tests and the lit suite
 # under ASan + UBSan and the runtime's tests under TSan (scripts/sanitize.sh; SANITIZE=0 leaves
 # them out). What CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh
+scripts/setup.sh
+scripts/build.sh -DKIME_WERROR=ON
 seconds=${FUZZ_SECONDS:-30}
 # A fixed seed: the same sequence of mutations every run (how far it gets in the time depends on
 # the machine), so that CI does not pass or fail by the luck of a random seed.

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "codegen/cpu/CpuCodegen.h"
+#include "codegen/cpu/Schedule.h"
 #include "mlir/IR/MLIRContext.h"
 #include "pipeline/Lowering.h"
 
@@ -15,7 +16,7 @@ struct BucketMeasurer::State {
   int64_t ropeRows;
   mlir::MLIRContext ctx;
   WeightPacker weights;
-  KernelRegistry kernels;
+  KernelRegistry kernels{{}, cpu::fewRowsChangesSchedule};
 };
 
 BucketMeasurer::BucketMeasurer(const Graph& g, const Checkpoint& ck, int64_t ropeRows)
@@ -48,7 +49,7 @@ std::vector<BucketCode> measureCode(const Graph& g, const Checkpoint& ck, const 
   for (const Bucket& b : buckets) ropeRows = std::max<int64_t>(ropeRows, b.tokens);
   mlir::MLIRContext ctx;
   WeightPacker weights(ck);
-  KernelRegistry kernels;
+  KernelRegistry kernels{{}, cpu::fewRowsChangesSchedule};
   std::vector<BucketCode> out;
   for (const Bucket& b : buckets) {
     const size_t before = kernels.specs.size();

@@ -17,6 +17,7 @@
 #include "codegen/cuda/CudaKernels.h"
 #include "kime/tooling/BatchGen.h"
 #include "import/GraphImport.h"
+#include "kime/manifest_keys.h"
 #include "kime/runtime.h"
 #include "mlir/IR/MLIRContext.h"
 #include "reference/Reference.h"
@@ -33,14 +34,14 @@ double seconds(std::chrono::steady_clock::time_point since) {
 }
 
 OJson argJson(const PlanArg& a) {
-  if (a.source == PlanArg::Source::Weight) return {{"src", "weight"}, {"id", a.weight}};
-  OJson j = {{"src", a.source == PlanArg::Source::Arena ? "arena" : "input"}};
-  if (a.source == PlanArg::Source::Arena) j["offset"] = a.offset;
-  else j["name"] = kime_plan_input_names[a.input];
-  j["rows"] = kime_row_symbol_names[a.rows];
-  j["bound"] = a.rowCount;
-  j["cols"] = a.cols;
-  j["dtype"] = kime_dtype_names[a.dtype];
+  if (a.source == PlanArg::Source::Weight) return {{key::src, key::srcWeight}, {key::id, a.weight}};
+  OJson j = {{key::src, a.source == PlanArg::Source::Arena ? key::srcArena : key::srcInput}};
+  if (a.source == PlanArg::Source::Arena) j[key::offset] = a.offset;
+  else j[key::name] = kime_plan_input_names[a.input];
+  j[key::rows] = kime_row_symbol_names[a.rows];
+  j[key::bound] = a.rowCount;
+  j[key::cols] = a.cols;
+  j[key::dtype] = kime_dtype_names[a.dtype];
   return j;
 }
 
@@ -52,13 +53,13 @@ OJson bucketJson(const BucketPlan& p, const KernelRegistry& k, const std::vector
     OJson launches = OJson::object();  // per CUDA math, the step's launch for this bucket
     for (const std::string& m : maths) {
       cuda::Launch l = cuda::launchFor(k.specs[size_t(s.kernel)], p.bucket, cuda::parseMath(m));
-      launches[m] = {{"grid", {l.gridX, l.gridY}}, {"block", l.block}};
+      launches[m] = {{key::grid, {l.gridX, l.gridY}}, {key::block, l.block}};
     }
-    steps.push_back({{"kernel", s.kernel}, {"name", k.name(s.kernel)}, {"node", s.node},
-                     {"flops", s.flops}, {"args", args}, {"cuda", launches}});
+    steps.push_back({{key::kernel, s.kernel}, {key::name, k.name(s.kernel)}, {key::node, s.node},
+                     {key::flops, s.flops}, {key::args, args}, {key::cuda, launches}});
   }
-  return {{"tokens", p.bucket.tokens}, {"seqs", p.bucket.seqs}, {"markers", p.bucket.markers},
-          {"arena", p.arena}, {"steps", steps}, {"logits", argJson(p.logits)}, {"act", argJson(p.act)}};
+  return {{key::tokens, p.bucket.tokens}, {key::seqs, p.bucket.seqs}, {key::markers, p.bucket.markers},
+          {key::arena, p.arena}, {key::steps, steps}, {key::logits, argJson(p.logits)}, {key::act, argJson(p.act)}};
 }
 
 // One line per argument kind: in:NAME[ROWS], w:NAME[SHAPE], @OFFSET[ROWS, COLS].
@@ -169,7 +170,7 @@ struct LoweredModel {
   std::vector<BucketPlan> plans;
   std::vector<std::string> mlir;  // per bucket, with --emit=mlir
   OJson stages = OJson::array();
-  KernelRegistry kernels;
+  KernelRegistry kernels{{}, cpu::fewRowsChangesSchedule};
   std::vector<std::string> names;  // per kernel, its symbol
 };
 
@@ -186,7 +187,7 @@ LoweredModel lowerModel(const CompileOptions& o, const Graph& g, const std::vect
       if (it == m.buckets.end()) m.buckets.push_back(b);
       ropeRows = std::max<int64_t>(ropeRows, b.tokens);
     }
-    m.stages.push_back({{"name", st.name}, {"buckets", ids}});
+    m.stages.push_back({{key::name, st.name}, {key::buckets, ids}});
   }
   mlir::MLIRContext ctx;
   for (size_t i = 0; i < m.buckets.size(); ++i) {
@@ -209,15 +210,14 @@ LoweredModel lowerModel(const CompileOptions& o, const Graph& g, const std::vect
 // Stage 2, with --emit: the text of the stage asked for, instead of an artifact.
 void emitText(const CompileOptions& o, const LoweredModel& m, const WeightPacker& weights, std::ostream& out) {
   const std::vector<KernelSpec>& specs = m.kernels.specs;
-  const std::vector<std::string> targets =
-      o.targets.empty() ? std::vector<std::string>{"x86-64-avx2", "x86-64-avx512"} : o.targets;
+  const std::vector<std::string> targets = o.targets.empty() ? defaultCpuTargets() : o.targets;
   switch (o.emit) {
     case Emit::Mlir:
       for (size_t i = 0; i < m.buckets.size(); ++i) out << "// bucket " << describe(m.buckets[i]) << "\n" << m.mlir[i];
       return;
     case Emit::Plan:
       for (const BucketPlan& p : m.plans) out << planText(p, m.kernels, weights);
-      for (const auto& st : m.stages) out << "stage " << st["name"].get<std::string>() << ": buckets " << st["buckets"].dump() << "\n";
+      for (const auto& st : m.stages) out << "stage " << st[key::name].get<std::string>() << ": buckets " << st[key::buckets].dump() << "\n";
       return;
     case Emit::Cuda:
       out << cuda::moduleSource(specs, m.names, cuda::parseMath(o.cudaMath.empty() ? "tf32" : o.cudaMath.front()));
@@ -244,7 +244,7 @@ void emitText(const CompileOptions& o, const LoweredModel& m, const WeightPacker
 OJson gatherLimitsJson(const Graph& g) {
   OJson out = OJson::array();
   for (const GatherLimit& l : gatherLimits(g))
-    out.push_back({{"index", kime_plan_input_names[l.index]}, {"rows", l.rows}, {"node", l.where}, {"table", l.table}});
+    out.push_back({{key::index, kime_plan_input_names[l.index]}, {key::rows, l.rows}, {key::node, l.where}, {key::table, l.table}});
   return out;
 }
 
@@ -252,24 +252,24 @@ OJson gatherLimitsJson(const Graph& g) {
 Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredModel& m, const WeightPacker& weights) {
   OJson weightsJson = OJson::array();
   for (const PackedWeight& w : weights.weights())
-    weightsJson.push_back({{"name", w.name}, {"layout", w.layout}, {"shape", w.shape}, {"offset", w.offset}, {"dtype", w.dtype}});
+    weightsJson.push_back({{key::name, w.name}, {key::layout, w.layout}, {key::shape, w.shape}, {key::offset, w.offset}, {key::dtype, w.dtype}});
   OJson kernelsJson = OJson::array();
   for (size_t i = 0; i < m.kernels.specs.size(); ++i)
   {
     OJson slots = OJson::array();
     for (const kime_arg_slot& a : argSlots(m.kernels.specs[i])) slots.push_back(a.name);
-    kernelsJson.push_back({{"name", m.names[i]}, {"kind", className(m.kernels.specs[i].kind)},
-                           {"slots", slots}, {"spec", m.kernels.specs[i].describe()}});
+    kernelsJson.push_back({{key::name, m.names[i]}, {key::kind, className(m.kernels.specs[i].kind)},
+                           {key::slots, slots}, {key::spec, m.kernels.specs[i].describe()}});
   }
   OJson bucketsJson = OJson::array();
   for (const BucketPlan& p : m.plans) bucketsJson.push_back(bucketJson(p, m.kernels, o.cudaMath));
   OJson manifest = {
-      {"format", KIME_FORMAT_VERSION}, {"model", g.name}, {"vocab", g.vocab}, {"types", g.types}, {"max_seq_len", learnedPositions(g)},
-      {"gather_limits", gatherLimitsJson(g)},
-      {"signature", {{"inputs", {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
-                     {"outputs", {"logits [M] f32", "act [S, 2] f32"}}}},
-      {"weights", weightsJson}, {"kernels", kernelsJson}, {"code", {{"cpu", o.targets}, {"ptx", o.cudaArchs}, {"cuda_math", o.cudaMath}}},
-      {"buckets", bucketsJson}, {"stages", m.stages}};
+      {key::format, KIME_FORMAT_VERSION}, {key::model, g.name}, {key::vocab, g.vocab}, {key::types, g.types}, {key::maxSeqLen, learnedPositions(g)},
+      {key::gatherLimits, gatherLimitsJson(g)},
+      {key::signature, {{key::inputs, {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
+                     {key::outputs, {"logits [M] f32", "act [S, 2] f32"}}}},
+      {key::weights, weightsJson}, {key::kernels, kernelsJson}, {key::code, {{key::cpu, o.targets}, {key::ptx, o.cudaArchs}, {key::cudaMath, o.cudaMath}}},
+      {key::buckets, bucketsJson}, {key::stages, m.stages}};
   return {KIME_SECTION_MANIFEST, manifest.dump(1)};
 }
 
@@ -332,6 +332,8 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   checkPrecision(o);
   if (o.selftest) checkSelftestCount(stages, o.selftest);
   for (const std::string& m : o.cudaMath) cuda::parseMath(m);
+  if (o.emit == Emit::None)
+    for (const std::string& arch : o.cudaArchs) cuda::checkArch(arch);  // before the long CPU part
   if (o.emit == Emit::None && o.targets.empty()) throw CompileError("no --target given");
   if (o.emit == Emit::None && o.output.empty()) throw CompileError("no output file given (-o)");
 

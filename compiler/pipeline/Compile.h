@@ -6,7 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "kime/plan.h"
+
 namespace kime {
+
+// The CPU targets of a plain compile: x86-64-avx2 and x86-64-avx512.
+inline std::vector<std::string> defaultCpuTargets() {
+  return {kime_cpu_target_names[KIME_CPU_X86_64_AVX2], kime_cpu_target_names[KIME_CPU_X86_64_AVX512]};
+}
 
 // What --emit prints instead of an artifact: nothing (an artifact), the planned IR per bucket,
 // the plans, each kernel's CPU schedule per target, Halide's lowered kernels, their assembly,
@@ -19,7 +26,8 @@ struct CompileOptions {
   std::string graph, weights, buckets, output;
   std::vector<std::string> targets;  // CPU targets, e.g. x86-64-avx2
   std::vector<std::string> cudaArchs;  // PTX for these, e.g. sm_90; none: no CUDA code
-  std::vector<std::string> cudaMath = {"tf32", "f32"};  // PTX for each (tensor cores, exact f32)
+  // PTX for each CUDA math: tensor cores, exact f32
+  std::vector<std::string> cudaMath = {kime_cuda_math_names[KIME_CUDA_TF32], kime_cuda_math_names[KIME_CUDA_F32]};
   Emit emit = Emit::None;
   bool verify = false;
   bool pruneRows = true;             // kime-prune-rows: the last layer only for the heads' rows

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "codegen/cpu/Schedule.h"
 #include "import/GraphImport.h"
 #include "kime/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -17,7 +16,8 @@ using mlir::kime::KernelRole;
 using mlir::kime::KimeTensorType;
 using mlir::kime::WeightOp;
 
-int64_t KernelRegistry::intern(const KernelSpec& s) {
+int64_t KernelRegistry::intern(KernelSpec s) {
+  if (s.fewRows && !(fewRowsDiffers && fewRowsDiffers(s))) s.fewRows = false;
   // Tens of kernels at most: a scan finds the equal one.
   auto it = std::find(specs.begin(), specs.end(), s);
   if (it != specs.end()) return int64_t(it - specs.begin());
@@ -306,8 +306,8 @@ class StepBuilder {
     s.residual = bool(k.getResidual());
     if (s.residual) args.set("residual", valueArg(k.getResidual()));
     program(k, s, args);
-    // A few-row bucket gets a kernel of its own only where the CPU code differs for it.
-    s.fewRows = rowBound(s, b_.tokens, b_.seqs, b_.markers) <= kFewRows && cpu::fewRowsChangesSchedule(s);
+    // A few-row bucket's linear (the registry keeps it apart only where codegen says its code differs).
+    s.fewRows = rowBound(s, b_.tokens, b_.seqs, b_.markers) <= kFewRows;
     return 2.0 * double(s.in) * double(s.out) * (s.act == ActKind::swiglu ? 2 : 1);
   }
 

@@ -2,11 +2,12 @@
 #ifndef KIME_PIPELINE_LOWERING_H
 #define KIME_PIPELINE_LOWERING_H
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "KernelSpec.h"
+#include "kernels/KernelSpec.h"
 #include "WeightPacker.h"
 #include "graph/Graph.h"
 #include "kime/Transforms/Passes.h"
@@ -21,8 +22,12 @@ namespace kime {
 // The distinct kernels of an artifact; identical ones (equal specs) are kept once.
 struct KernelRegistry {
   std::vector<KernelSpec> specs;
+  // Whether a few-row linear (KernelSpec::fewRows) compiles to other code than the general one:
+  // codegen's question (cpu::fewRowsChangesSchedule), put by whoever makes the registry. Unset:
+  // never, and a few-row bucket shares the general kernel.
+  std::function<bool(const KernelSpec&)> fewRowsDiffers;
 
-  int64_t intern(const KernelSpec& s);
+  int64_t intern(KernelSpec s);
   std::string name(int64_t i) const;  // the symbol: "k3_linear"
 };
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kime/manifest_keys.h"
 #include "kime/plan.h"
 #include "kime/tooling/BatchGen.h"
 #include "support/Diagnostic.h"
@@ -13,7 +14,11 @@ namespace {
 using OJson = nlohmann::ordered_json;
 
 OJson batchJson(const tooling::OwnedBatch& b) {
-  return {{"ids", b.ids}, {"cu", b.cu}, {"markers", b.markers}, {"mcu", b.mcu}, {"qtype", b.qtype}};
+  return {{kime_plan_input_names[KIME_INPUT_IDS], b.ids},
+          {kime_plan_input_names[KIME_INPUT_CU], b.cu},
+          {kime_plan_input_names[KIME_INPUT_MARKERS], b.markers},
+          {kime_plan_input_names[KIME_INPUT_MCU], b.mcu},
+          {kime_plan_input_names[KIME_INPUT_QTYPE], b.qtype}};
 }
 
 OJson toleranceJson(Tolerance t) { return OJson::array({t.abs, t.rel}); }
@@ -67,12 +72,13 @@ Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<
       throw CompileError("--selftest: reference: " + err->text());
     OJson act = OJson::array();
     for (const auto& a : want.act) act.push_back({a[0], a[1]});
-    cases.push_back({{"stage", d.stage}, {"bucket", d.bucket}, {"name", d.batch.name},
-                     {"batch", batchJson(d.batch.batch)}, {"logits", want.logits}, {"act", act}});
+    cases.push_back({{key::stage, d.stage}, {key::bucket, d.bucket}, {key::name, d.batch.name},
+                     {key::batch, batchJson(d.batch.batch)}, {key::logits, want.logits}, {key::act, act}});
   }
-  OJson section = {{"tolerance", {{"cpu", toleranceJson(cpu)}, {"tf32", toleranceJson(kTf32Tolerance)},
-                                  {"f32", toleranceJson(kF32Tolerance)}}},
-                   {"cases", cases}};
+  OJson tolerance = {{kime_arith_names[KIME_ARITH_CPU], toleranceJson(cpu)},
+                     {kime_arith_names[KIME_ARITH_TF32], toleranceJson(kTf32Tolerance)},
+                     {kime_arith_names[KIME_ARITH_F32], toleranceJson(kF32Tolerance)}};
+  OJson section = {{key::tolerance, tolerance}, {key::cases, cases}};
   return {KIME_SECTION_SELFTEST, section.dump()};
 }
 

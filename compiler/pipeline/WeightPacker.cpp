@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "pipeline/KernelSpec.h"
+#include "kernels/KernelSpec.h"
 #include "support/Diagnostic.h"
 
 namespace kime {

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "tooling/JsonText.h"
+#include "kime/tooling/JsonText.h"
 
 namespace kime::json {
 

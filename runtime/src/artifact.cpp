@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "kime/kime.h"
+#include "kime/manifest_keys.h"
 #include "model_impl.h"
 
 namespace kime {
@@ -44,10 +45,10 @@ kime_kernel_type dtype(const std::string& s) {
 
 ArgInfo argOf(const Json& j, const ModelImpl& m) {
   ArgInfo a;
-  std::string src = j.at("src").get<std::string>();
-  if (src == "weight") {
+  std::string src = j.at(key::src).get<std::string>();
+  if (src == key::srcWeight) {
     a.source = ArgInfo::Source::Weight;
-    a.weight = j.at("id").get<int64_t>();
+    a.weight = j.at(key::id).get<int64_t>();
     if (a.weight < 0 || size_t(a.weight) >= m.weights.size()) throw Fail{"weight id out of range"};
     const WeightInfo& w = m.weights[size_t(a.weight)];
     a.rowCount = w.shape[0];
@@ -55,14 +56,14 @@ ArgInfo argOf(const Json& j, const ModelImpl& m) {
     a.type = w.type;
     return a;
   }
-  a.source = src == "arena" ? ArgInfo::Source::Arena : ArgInfo::Source::Input;
-  if (src != "arena" && src != "input") throw Fail{"unknown argument source \"" + src + "\""};
-  if (a.source == ArgInfo::Source::Arena) a.offset = j.at("offset").get<int64_t>();
-  else a.input = named<InputId>(kime_plan_input_names, j.at("name").get<std::string>(), "input");
-  a.rows = named<RowSym>(kime_row_symbol_names, j.at("rows").get<std::string>(), "row count");
-  a.rowCount = j.at("bound").get<int64_t>();
-  a.cols = j.at("cols").get<int64_t>();
-  a.type = dtype(j.at("dtype").get<std::string>());
+  a.source = src == key::srcArena ? ArgInfo::Source::Arena : ArgInfo::Source::Input;
+  if (src != key::srcArena && src != key::srcInput) throw Fail{"unknown argument source \"" + src + "\""};
+  if (a.source == ArgInfo::Source::Arena) a.offset = j.at(key::offset).get<int64_t>();
+  else a.input = named<InputId>(kime_plan_input_names, j.at(key::name).get<std::string>(), "input");
+  a.rows = named<RowSym>(kime_row_symbol_names, j.at(key::rows).get<std::string>(), "row count");
+  a.rowCount = j.at(key::bound).get<int64_t>();
+  a.cols = j.at(key::cols).get<int64_t>();
+  a.type = dtype(j.at(key::dtype).get<std::string>());
   if (a.rowCount < 0 || a.cols < 0) throw Fail{"negative size"};
   return a;
 }
@@ -110,23 +111,23 @@ void checkStepArgs(const StepInfo& si, const ModelImpl& m, const Bucket& b) {
 
 void readManifest(const std::string& text, ModelImpl& m) {
   Json j = Json::parse(text);
-  if (j.at("format").get<int>() != int(KIME_FORMAT_VERSION)) throw Fail{"manifest format mismatch"};
-  m.name = j.at("model").get<std::string>();
-  m.vocab = j.at("vocab").get<size_t>();
-  m.types = j.at("types").get<size_t>();
-  m.maxSeqLen = j.at("max_seq_len").get<size_t>();
-  for (const Json& g : j.at("gather_limits")) {
-    const InputId index = named<InputId>(kime_plan_input_names, g.at("index").get<std::string>(), "input");
+  if (j.at(key::format).get<int>() != int(KIME_FORMAT_VERSION)) throw Fail{"manifest format mismatch"};
+  m.name = j.at(key::model).get<std::string>();
+  m.vocab = j.at(key::vocab).get<size_t>();
+  m.types = j.at(key::types).get<size_t>();
+  m.maxSeqLen = j.at(key::maxSeqLen).get<size_t>();
+  for (const Json& g : j.at(key::gatherLimits)) {
+    const InputId index = named<InputId>(kime_plan_input_names, g.at(key::index).get<std::string>(), "input");
     if (index != KIME_INPUT_IDS && index != KIME_INPUT_QTYPE && index != KIME_INPUT_TOKPOS && index != KIME_INPUT_CU &&
         index != KIME_INPUT_MCU && index != KIME_INPUT_MARKERS)
       throw Fail{"a gather limit on \"" + std::string(kime_plan_input_names[index]) + "\", which is no batch index"};
-    m.gatherLimits.push_back({index, g.at("rows").get<size_t>(), g.at("node").get<std::string>(),
-                              g.at("table").get<std::string>()});
+    m.gatherLimits.push_back({index, g.at(key::rows).get<size_t>(), g.at(key::node).get<std::string>(),
+                              g.at(key::table).get<std::string>()});
   }
-  for (const Json& w : j.at("weights")) {
-    WeightInfo wi{w.at("name").get<std::string>(), w.at("layout").get<std::string>(),
-                  w.at("shape").get<std::vector<int64_t>>(), w.at("offset").get<uint64_t>()};
-    if (w.contains("dtype")) wi.type = dtype(w.at("dtype").get<std::string>());
+  for (const Json& w : j.at(key::weights)) {
+    WeightInfo wi{w.at(key::name).get<std::string>(), w.at(key::layout).get<std::string>(),
+                  w.at(key::shape).get<std::vector<int64_t>>(), w.at(key::offset).get<uint64_t>()};
+    if (w.contains(key::dtype)) wi.type = dtype(w.at(key::dtype).get<std::string>());
     if (wi.type.code != 2 && wi.type.code != 4) throw Fail{"weight \"" + wi.name + "\" is not f32 or bf16"};
     uint64_t n = wi.type.bits / 8;
     for (int64_t d : wi.shape) {
@@ -137,38 +138,38 @@ void readManifest(const std::string& text, ModelImpl& m) {
       throw Fail{"weight \"" + wi.name + "\" lies outside the weights section"};
     m.weights.push_back(std::move(wi));
   }
-  for (const Json& k : j.at("kernels")) {
-    m.kernelNames.push_back(k.at("name").get<std::string>());
-    m.kernelClasses.push_back(named<kime_kernel_class>(kime_kernel_class_names, k.at("kind").get<std::string>(), "kernel class"));
-    m.kernelSlots.push_back(slotsOf(k.at("slots"), m.kernelClasses.back(), m.kernelNames.back()));
+  for (const Json& k : j.at(key::kernels)) {
+    m.kernelNames.push_back(k.at(key::name).get<std::string>());
+    m.kernelClasses.push_back(named<kime_kernel_class>(kime_kernel_class_names, k.at(key::kind).get<std::string>(), "kernel class"));
+    m.kernelSlots.push_back(slotsOf(k.at(key::slots), m.kernelClasses.back(), m.kernelNames.back()));
   }
-  for (const Json& b : j.at("buckets")) {
+  for (const Json& b : j.at(key::buckets)) {
     BucketInfo bi;
-    bi.bucket = {b.at("tokens").get<uint32_t>(), b.at("seqs").get<uint32_t>(), b.at("markers").get<uint32_t>()};
-    bi.arena = b.at("arena").get<int64_t>();
-    for (const Json& s : b.at("steps")) {
+    bi.bucket = {b.at(key::tokens).get<uint32_t>(), b.at(key::seqs).get<uint32_t>(), b.at(key::markers).get<uint32_t>()};
+    bi.arena = b.at(key::arena).get<int64_t>();
+    for (const Json& s : b.at(key::steps)) {
       StepInfo si;
-      si.kernel = s.at("kernel").get<size_t>();
+      si.kernel = s.at(key::kernel).get<size_t>();
       if (si.kernel >= m.kernelNames.size()) throw Fail{"kernel index out of range"};
-      si.node = s.at("node").get<std::string>();
-      si.flops = s.at("flops").get<double>();
-      for (const Json& a : s.at("args")) si.args.push_back(argOf(a, m));
+      si.node = s.at(key::node).get<std::string>();
+      si.flops = s.at(key::flops).get<double>();
+      for (const Json& a : s.at(key::args)) si.args.push_back(argOf(a, m));
       checkStepArgs(si, m, bi.bucket);
       si.flopRows = si.args.back().rows;
       for (CudaMath slot : {kTf32, kF32}) {
         const char* math = cudaMathName(slot);
-        if (!s.contains("cuda") || !s.at("cuda").contains(math)) continue;
-        const Json& c = s.at("cuda").at(math);
+        if (!s.contains(key::cuda) || !s.at(key::cuda).contains(math)) continue;
+        const Json& c = s.at(key::cuda).at(math);
         StepInfo::Launch& l = si.launch[slot];
-        l.gridX = c.at("grid").at(0).get<uint32_t>();
-        l.gridY = c.at("grid").at(1).get<uint32_t>();
-        l.block = c.at("block").get<uint32_t>();
+        l.gridX = c.at(key::grid).at(0).get<uint32_t>();
+        l.gridY = c.at(key::grid).at(1).get<uint32_t>();
+        l.block = c.at(key::block).get<uint32_t>();
         if (!l.gridX || !l.gridY || !l.block || l.block > 1024) throw Fail{"a step's CUDA launch is out of range"};
       }
       bi.steps.push_back(std::move(si));
     }
-    bi.logits = argOf(b.at("logits"), m);
-    bi.act = argOf(b.at("act"), m);
+    bi.logits = argOf(b.at(key::logits), m);
+    bi.act = argOf(b.at(key::act), m);
     // Every arena argument must lie inside the arena, at its bound.
     auto inside = [&](const ArgInfo& a) {
       if (a.source != ArgInfo::Source::Arena) return;
@@ -182,8 +183,8 @@ void readManifest(const std::string& text, ModelImpl& m) {
     inside(bi.act);
     m.buckets.push_back(std::move(bi));
   }
-  for (const Json& s : j.at("stages")) {
-    StageInfo si{s.at("name").get<std::string>(), s.at("buckets").get<std::vector<size_t>>()};
+  for (const Json& s : j.at(key::stages)) {
+    StageInfo si{s.at(key::name).get<std::string>(), s.at(key::buckets).get<std::vector<size_t>>()};
     for (size_t b : si.buckets)
       if (b >= m.buckets.size()) throw Fail{"stage \"" + si.name + "\" names a bucket out of range"};
     m.stages.push_back(std::move(si));

@@ -26,14 +26,14 @@ std::vector<std::string> hostCpuTargets() {
   // products and conversions, VNNI, VBMI and IFMA at most).
   if (avx512 && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vnni") &&
       __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma"))
-    t.push_back("x86-64-avx512bf16");
-  if (avx512) t.push_back("x86-64-avx512");
+    t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512BF16]);
+  if (avx512) t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512]);
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
       __builtin_cpu_supports("f16c"))
-    t.push_back("x86-64-avx2");
+    t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX2]);
   return t;
 #elif defined(__aarch64__)
-  return {"arm-64"};
+  return {kime_cpu_target_names[KIME_CPU_ARM_64]};
 #else
   return {};
 #endif
@@ -160,7 +160,7 @@ std::optional<Error> loadCpuCode(ModelImpl& m, const std::string& target) {
     return Error::unsupported(m.path + ": cannot load its " + m.cpuTarget + " code (" + m.loader + " loader): " + *why);
   m.code = std::move(std::get<std::unique_ptr<LoadedCode>>(loaded));
   for (const std::string& k : m.kernelNames) {
-    void* f = m.code->symbol(k + "_argv");
+    void* f = m.code->symbol(k + KIME_KERNEL_ENTRY_SUFFIX);
     if (!f) return Error::unsupported(m.path + ": its " + m.cpuTarget + " code lacks kernel " + k);
     m.kernels.push_back(reinterpret_cast<kime_kernel_argv_fn>(f));
   }

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "kime/manifest_keys.h"
 #include "model_impl.h"
 
 namespace kime {
@@ -35,14 +36,15 @@ Section readSection(const ModelImpl& m) {
   const Json j = Json::parse(reinterpret_cast<const char*>(m.map + s->offset),
                              reinterpret_cast<const char*>(m.map + s->offset + s->size));
   Section out;
-  for (const char* arithmetic : {"cpu", "tf32", "f32"}) out.tolerance[arithmetic] = j.at("tolerance").at(arithmetic).get<Tol>();
-  for (const Json& c : j.at("cases")) {
-    const Json& b = c.at("batch");
-    Case k{c.at("stage").get<std::string>(), c.at("name").get<std::string>(), c.at("bucket").get<size_t>(),
-           b.at("ids").get<std::vector<uint32_t>>(), b.at("cu").get<std::vector<uint32_t>>(),
-           b.at("markers").get<std::vector<uint32_t>>(), b.at("mcu").get<std::vector<uint32_t>>(),
-           b.at("qtype").get<std::vector<uint8_t>>(), c.at("logits").get<std::vector<double>>(),
-           c.at("act").get<std::vector<std::array<double, 2>>>()};
+  for (const char* arithmetic : kime_arith_names) out.tolerance[arithmetic] = j.at(key::tolerance).at(arithmetic).get<Tol>();
+  for (const Json& c : j.at(key::cases)) {
+    const Json& b = c.at(key::batch);
+    auto input = [&](kime_plan_input i) { return b.at(kime_plan_input_names[i]); };
+    Case k{c.at(key::stage).get<std::string>(), c.at(key::name).get<std::string>(), c.at(key::bucket).get<size_t>(),
+           input(KIME_INPUT_IDS).get<std::vector<uint32_t>>(), input(KIME_INPUT_CU).get<std::vector<uint32_t>>(),
+           input(KIME_INPUT_MARKERS).get<std::vector<uint32_t>>(), input(KIME_INPUT_MCU).get<std::vector<uint32_t>>(),
+           input(KIME_INPUT_QTYPE).get<std::vector<uint8_t>>(), c.at(key::logits).get<std::vector<double>>(),
+           c.at(key::act).get<std::vector<std::array<double, 2>>>()};
     const StageInfo* stage = nullptr;
     for (const StageInfo& st : m.stages)
       if (st.name == k.stage) stage = &st;
@@ -150,7 +152,7 @@ Expected<SelftestReport> runSelftest(std::shared_ptr<Model> model, const Executo
   auto sec = parseSection(m);
   if (!sec) return sec.error();
   // An unknown CUDA math has no tolerance; Executor::create refuses it by name before any run.
-  auto tol = sec->tolerance.find(options.device == "cuda" ? options.cudaMath : "cpu");
+  auto tol = sec->tolerance.find(options.device == "cuda" ? options.cudaMath : kime_arith_names[KIME_ARITH_CPU]);
   SelftestReport report;
   for (const std::string& stage : model->stages())
     if (auto err = runStage(model, options, *sec, stage, tol == sec->tolerance.end() ? Tol{} : tol->second, report))

@@ -24,6 +24,10 @@ config.substitutions.append(("%python", sys.executable))
 if lit_config.params.get("sanitized"):
     config.available_features.add("sanitized")
 
+# This build makes PTX (configured with a CUDA Toolkit); tests of PTX say REQUIRES: nvrtc.
+if config.kime_has_nvrtc:
+    config.available_features.add("nvrtc")
+
 # Tests of the bf16 kernels (kime-compile --cpu-precision bf16) run where the CPU has AVX512-BF16;
 # tests that run AVX-512 code only, where it has AVX-512.
 try:

@@ -6,6 +6,7 @@
 #include "artifact/EmbedSources.h"
 #include "buckets/Buckets.h"
 #include "codegen/cpu/CpuCodegen.h"
+#include "codegen/cuda/CudaKernels.h"
 #include "llvm/Support/CommandLine.h"
 #include "pipeline/Compile.h"
 #include "support/JsonFields.h"
@@ -24,7 +25,7 @@ static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline
                                  cl::value_desc("mlir|plan|schedule|halide|asm|cuda"));
 static cl::list<std::string> cudaMath("cuda-math", cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 (exact FMA); default both, --emit=cuda shows the first"),
                                       cl::CommaSeparated, cl::value_desc("tf32|f32"));
-static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90, none with --cpu-precision bf16; \"none\" for no CUDA code)"),
+static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90 where this build has NVRTC, none with --cpu-precision bf16; \"none\" for no CUDA code)"),
                                        cl::CommaSeparated, cl::value_desc("sm_NN"));
 static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
 static cl::opt<bool> noFusion("no-fusion", cl::desc("no fused kernels: each linear without its epilogue and every other op a generic kernel of its own (to measure what fusion saves; the outputs are the same)"));
@@ -55,9 +56,10 @@ int main(int argc, char** argv) {
   o.cpuPrecision = cpuPrecision;
   o.targets.assign(targets.begin(), targets.end());
   if (o.targets.empty() && o.cpuPrecision == "bf16") o.targets = {kime::cpu::kBf16Target};
-  if (o.targets.empty()) o.targets = {"x86-64-avx2", "x86-64-avx512"};
+  if (o.targets.empty()) o.targets = kime::defaultCpuTargets();
   o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
-  if (o.cudaArchs.empty() && o.cpuPrecision != "bf16") o.cudaArchs = {"sm_80", "sm_90"};
+  // PTX by default where this build makes it (built with the CUDA Toolkit), and not for bf16.
+  if (o.cudaArchs.empty() && o.cpuPrecision != "bf16" && kime::cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
   if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
   if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
   o.verify = verify;

@@ -31,11 +31,11 @@ constexpr int64_t kMaxTokens = 64;
 // The x86 targets this CPU runs (AArch64: its own).
 std::vector<std::string> hostTargets() {
 #if defined(__x86_64__)
-  std::vector<std::string> t = {"x86-64-avx2"};
-  if (__builtin_cpu_supports("avx512f")) t.push_back("x86-64-avx512");
+  std::vector<std::string> t = {kime_cpu_target_names[KIME_CPU_X86_64_AVX2]};
+  if (__builtin_cpu_supports("avx512f")) t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512]);
   return t;
 #else
-  return {"arm-64"};
+  return {kime_cpu_target_names[KIME_CPU_ARM_64]};
 #endif
 }
 

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "Differential.h"
+#include "codegen/cuda/CudaKernels.h"
 #include "llvm/Support/CommandLine.h"
 
 namespace cl = llvm::cl;
@@ -15,7 +16,7 @@ static cl::opt<unsigned> count("count", cl::desc("Graphs to generate"), cl::init
 static cl::opt<uint64_t> seed("seed", cl::desc("the first Graph's seed (the others follow it)"), cl::init(1));
 static cl::opt<std::string> family("family", cl::desc("any (every op anywhere the format allows) or encoder (the encoder family's shapes)"),
                                    cl::value_desc("any|encoder"), cl::init("any"));
-static cl::opt<unsigned> cudaEvery("cuda-every", cl::desc("also generate and assemble PTX (sm_90, f32) for every Nth Graph (0: never)"),
+static cl::opt<unsigned> cudaEvery("cuda-every", cl::desc("also generate and assemble PTX (sm_90, f32) for every Nth Graph (0: never; default 4 where this build makes PTX)"),
                                    cl::init(4));
 static cl::opt<std::string> keep("keep", cl::desc("write each failing Graph, its weights and buckets into this folder"),
                                  cl::value_desc("DIR"));
@@ -39,6 +40,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   o.cudaEvery = cudaEvery;
+  if (!kime::cuda::canMakePtx() && o.cudaEvery) {
+    // The default checks PTX where the build makes it; asked for explicitly, it must.
+    if (cudaEvery.getNumOccurrences()) {
+      std::cerr << "kime-graph-fuzz: --cuda-every: this build of kime has no NVRTC, so it makes no PTX\n";
+      return 2;
+    }
+    o.cudaEvery = 0;
+  }
   o.keep = keep;
   o.fusion = !noFusion;
   kime::fuzz::Summary total;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "HalideKernels.h"
+#include "Schedule.h"
 #include "kime/format.h"
 #include "support/Diagnostic.h"
 #include "support/JsonFields.h"
@@ -23,21 +24,17 @@ static_assert(sizeof(kime_kernel_dimension) == sizeof(halide_dimension_t), "buff
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string>& knownTargets() {
-  static const std::vector<std::string> t = {"x86-64-avx2", "x86-64-avx512", "arm-64", kBf16Target};
-  return t;
-}
-
 std::string halideTarget(const std::string& target) {
-  if (target == "x86-64-avx2") return "x86-64-linux-avx-avx2-f16c-fma-sse41";
-  if (target == "x86-64-avx512") return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
-  if (target == "arm-64") return "arm-64-linux";
-  // Halide 14 has AVX512-BF16 (vdpbf16ps) under its Sapphire Rapids feature only.
-  if (target == kBf16Target)
-    return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake-avx512_sapphirerapids";
-  std::string known;
-  for (const std::string& k : knownTargets()) known += (known.empty() ? "" : ", ") + k;
-  throw CompileError("unknown target \"" + target + "\" (kime knows " + known + ")");
+  switch (parseTarget(target)) {
+    case KIME_CPU_X86_64_AVX2: return "x86-64-linux-avx-avx2-f16c-fma-sse41";
+    case KIME_CPU_X86_64_AVX512: return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
+    case KIME_CPU_ARM_64: return "arm-64-linux";
+    // Halide 14 has AVX512-BF16 (vdpbf16ps) under its Sapphire Rapids feature only.
+    case KIME_CPU_X86_64_AVX512BF16:
+      return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake-avx512_sapphirerapids";
+    default: break;
+  }
+  throw CompileError("internal: no Halide target for \"" + target + "\"");
 }
 
 // The C library the kernels link against, so that their calls bind to its current symbol
@@ -45,13 +42,13 @@ std::string halideTarget(const std::string& target) {
 // version, which allocates on every wait of a fresh condition variable (the thread pool parks
 // threads on such), and a warm run would no longer be allocation-free.
 static std::string libcFor(const std::string& target) {
-  std::vector<std::string> candidates =
-      target == "arm-64" ? std::vector<std::string>{"/usr/aarch64-linux-gnu/lib/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6"}
-                         : std::vector<std::string>{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/x86_64-linux-gnu/lib/libc.so.6"};
-  for (const std::string& c : candidates)
-    if (fs::exists(c)) return c;
-  throw CompileError("linking the " + target + " kernels needs that target's glibc (" + candidates.front() +
-                     (target == "arm-64" ? ", Debian package libc6-arm64-cross)" : ")"));
+  // Where each glibc is: CMake's KIME_X86_64_LIBC and KIME_AARCH64_LIBC (Debian's by default).
+  const bool arm = parseTarget(target) == KIME_CPU_ARM_64;
+  const std::string libc = arm ? KIME_AARCH64_LIBC : KIME_X86_64_LIBC;
+  if (fs::exists(libc)) return libc;
+  throw CompileError("linking the " + target + " kernels needs that target's glibc at " + libc +
+                     (arm ? " (Debian package libc6-arm64-cross; CMake's KIME_AARCH64_LIBC says where)"
+                          : " (CMake's KIME_X86_64_LIBC says where)"));
 }
 
 static Halide::Target kernelTarget(const std::string& target) {

@@ -6,14 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/KernelSpec.h"
+#include "kernels/KernelSpec.h"
 
 namespace kime::cpu {
 
-// The CPU targets kime ships: x86-64-avx2 (the baseline), x86-64-avx512, arm-64, and
-// x86-64-avx512bf16 (AVX-512 with BF16 dot products: the target of --cpu-precision bf16 only).
-const std::vector<std::string>& knownTargets();
-inline constexpr const char* kBf16Target = "x86-64-avx512bf16";
+// The CPU targets kime ships are plan.h's kime_cpu_target: x86-64-avx2 (the baseline),
+// x86-64-avx512, arm-64, and x86-64-avx512bf16 (the target of --cpu-precision bf16 only).
+inline const char* const kBf16Target = kime_cpu_target_names[KIME_CPU_X86_64_AVX512BF16];
 // Halide's spelling of one of them; throws CompileError naming the known ones otherwise.
 std::string halideTarget(const std::string& target);
 

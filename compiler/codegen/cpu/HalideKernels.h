@@ -6,7 +6,7 @@
 
 #include "Halide.h"
 #include "Schedule.h"
-#include "pipeline/KernelSpec.h"
+#include "kernels/KernelSpec.h"
 
 namespace kime::cpu {
 

@@ -62,12 +62,26 @@ bool fits(const KernelSpec& s, int vecs, int lanes) {
 
 }  // namespace
 
-IsaInfo isaOf(const std::string& target) {
-  if (target == "x86-64-avx2") return {Isa::Avx2, 8, 16};
-  if (target == "x86-64-avx512" || target == "x86-64-avx512bf16") return {Isa::Avx512, 16, 32};
-  if (target == "arm-64") return {Isa::Neon, 4, 32};
-  throw CompileError("internal: no ISA for target \"" + target + "\"");
+kime_cpu_target parseTarget(const std::string& name) {
+  const int t = kime_name_index(kime_cpu_target_names, KIME_CPU_TARGET_COUNT, name.c_str());
+  if (t >= 0) return kime_cpu_target(t);
+  std::string known;
+  for (const char* k : kime_cpu_target_names) known += (known.empty() ? "" : ", ") + std::string(k);
+  throw CompileError("unknown target \"" + name + "\" (kime knows " + known + ")");
 }
+
+IsaInfo isaOf(kime_cpu_target target) {
+  switch (target) {
+    case KIME_CPU_X86_64_AVX2: return {Isa::Avx2, 8, 16};
+    case KIME_CPU_X86_64_AVX512:
+    case KIME_CPU_X86_64_AVX512BF16: return {Isa::Avx512, 16, 32};
+    case KIME_CPU_ARM_64: return {Isa::Neon, 4, 32};
+    default: break;
+  }
+  throw CompileError("internal: no ISA for target " + std::to_string(int(target)));
+}
+
+IsaInfo isaOf(const std::string& target) { return isaOf(parseTarget(target)); }
 
 const char* isaName(Isa isa) {
   switch (isa) {
@@ -121,7 +135,7 @@ bool fewRowsChangesSchedule(const KernelSpec& spec) {
   KernelSpec few = spec, many = spec;
   few.fewRows = true;
   many.fewRows = false;
-  for (const char* t : {"x86-64-avx2", "x86-64-avx512", "arm-64"})
+  for (kime_cpu_target t : {KIME_CPU_X86_64_AVX2, KIME_CPU_X86_64_AVX512, KIME_CPU_ARM_64})
     if (linearSchedule(few, isaOf(t)) != linearSchedule(many, isaOf(t))) return true;
   return false;
 }

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "pipeline/KernelSpec.h"
+#include "kernels/KernelSpec.h"
 
 namespace kime::cpu {
 
@@ -22,7 +22,11 @@ struct IsaInfo {
   int registers = 16;  // vector registers
 };
 
-// The ISA of one of knownTargets() (x86-64-avx512bf16 is AVX-512); CompileError otherwise.
+// One of plan.h's CPU targets by name; a CompileError naming the known ones otherwise.
+kime_cpu_target parseTarget(const std::string& name);
+
+// The ISA of a target (x86-64-avx512bf16 is AVX-512); CompileError for an unknown name.
+IsaInfo isaOf(kime_cpu_target target);
 IsaInfo isaOf(const std::string& target);
 const char* isaName(Isa isa);
 

@@ -375,6 +375,14 @@ Math parseMath(const std::string& name) {
   throw CompileError("--cuda-math must be tf32 or f32, not \"" + name + "\"");
 }
 
+void checkArch(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5)
+    throw CompileError("CUDA arch \"" + arch + "\" is not of the form sm_NN (e.g. sm_90)");
+  if (!canMakePtx())
+    throw CompileError("this build of kime has no NVRTC (it was configured without a CUDA Toolkit), so it makes no PTX for " +
+                       arch + ": compile for CPU targets only (--cuda-arch none), or rebuild kime with the toolkit");
+}
+
 Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
   // Four warps a block; the kernels read the warp count from blockDim, so this is the one place
   // that decides it.

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kime/batch.h"
-#include "pipeline/KernelSpec.h"
+#include "kernels/KernelSpec.h"
 
 namespace kime::cuda {
 
@@ -34,6 +34,14 @@ std::string kernelSource(const KernelSpec& spec, const std::string& name, Math m
 
 // All kernels of an artifact as one translation unit.
 std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names, Math math);
+
+// Whether this build makes PTX: it was configured with a CUDA Toolkit (NVRTC, ptxas). Without
+// one the CUDA C++ is still written (--emit=cuda), but no PTX.
+bool canMakePtx();
+
+// Refuses an arch not of the form sm_NN, and any arch in a build that cannot make PTX (saying
+// so plainly), with a CompileError.
+void checkArch(const std::string& arch);
 
 // NVRTC: the PTX of `source` for `arch` (e.g. "sm_90"), then assembled by ptxas for that arch
 // to prove it is valid. Throws CompileError with NVRTC's or ptxas's log.

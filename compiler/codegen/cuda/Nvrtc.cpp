@@ -9,9 +9,10 @@
 
 namespace kime::cuda {
 
+bool canMakePtx() { return true; }
+
 std::string compileToPtx(const std::string& source, const std::string& arch) {
-  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5)
-    throw CompileError("CUDA arch \"" + arch + "\" is not of the form sm_NN (e.g. sm_90)");
+  checkArch(arch);
   nvrtcProgram prog;
   if (nvrtcCreateProgram(&prog, source.c_str(), "kime_kernels.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
     throw CompileError("NVRTC cannot create a program");

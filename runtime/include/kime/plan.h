@@ -25,8 +25,8 @@ extern "C" {
 #define KIME_FORMAT_VERSION 3u
 
 /* Section names: the manifest, the packed weights, and the code: "code.cpu.<target>" (target:
- * x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16) and "code.ptx.<math>.<arch>" (math:
- * tf32 or f32, arch: sm_80, ...). */
+ * kime_cpu_target_names) and "code.ptx.<math>.<arch>" (math: kime_cuda_math_names, arch: sm_80,
+ * ...). The manifest's and the self-test's keys are in manifest_keys.h. */
 #define KIME_SECTION_MANIFEST "manifest"
 #define KIME_SECTION_WEIGHTS_CPU "weights.cpu"
 #define KIME_SECTION_CPU_CODE "code.cpu."
@@ -34,6 +34,21 @@ extern "C" {
 /* Optional (kime-compile --selftest N): batches and the f64 reference's outputs, JSON; read only
  * by kime_model_selftest. */
 #define KIME_SECTION_SELFTEST "selftest"
+
+/* The CPU targets kime emits code for, each a section of its own (KIME_SECTION_CPU_CODE + name). */
+typedef enum kime_cpu_target {
+  KIME_CPU_X86_64_AVX2 = 0,   /* x86-64 with AVX2 + FMA: the x86 baseline */
+  KIME_CPU_X86_64_AVX512,     /* x86-64 with AVX-512 (F, CD, BW, DQ, VL) */
+  KIME_CPU_ARM_64,            /* AArch64 with NEON */
+  KIME_CPU_X86_64_AVX512BF16, /* AVX-512 with BF16 dot products: --cpu-precision bf16 only */
+  KIME_CPU_TARGET_COUNT
+} kime_cpu_target;
+static const char* const kime_cpu_target_names[KIME_CPU_TARGET_COUNT] = {"x86-64-avx2", "x86-64-avx512", "arm-64",
+                                                                         "x86-64-avx512bf16"};
+
+/* A CPU kernel NAME's entry point in its section: the symbol NAME KIME_KERNEL_ENTRY_SUFFIX,
+ * int (void** args), args in the order of its class's slots (kime_kernel_buffer pointers). */
+#define KIME_KERNEL_ENTRY_SUFFIX "_argv"
 
 /* The kernel classes, as kime-fuse makes them. */
 typedef enum kime_kernel_class {
@@ -108,6 +123,11 @@ typedef enum kime_count_slot {
 typedef enum kime_cuda_math { KIME_CUDA_TF32 = 0, KIME_CUDA_F32 = 1, KIME_CUDA_MATH_COUNT = 2 } kime_cuda_math;
 
 static const char* const kime_cuda_math_names[KIME_CUDA_MATH_COUNT] = {"tf32", "f32"};
+
+/* The arithmetics an artifact's self-test gives a tolerance for: its CPU code's (f32, or bf16
+ * with --cpu-precision bf16), then each CUDA math (KIME_ARITH_TF32 + kime_cuda_math). */
+typedef enum kime_arith { KIME_ARITH_CPU = 0, KIME_ARITH_TF32 = 1, KIME_ARITH_F32 = 2, KIME_ARITH_COUNT = 3 } kime_arith;
+static const char* const kime_arith_names[KIME_ARITH_COUNT] = {"cpu", "tf32", "f32"};
 static const char* const kime_kernel_class_names[KIME_CLASS_COUNT] = {
     "embed", "norm", "linear", "attention", "head", "select", "gather", "eltwise", "rope"};
 static const char* const kime_plan_input_names[KIME_INPUT_COUNT] = {

@@ -58,7 +58,7 @@ KernelSpec linearSpec() {
 }
 
 TEST(KernelRegistry, EqualSpecsAreOneKernelAndAnyDifferenceIsAnother) {
-  KernelRegistry reg;
+  KernelRegistry reg{{}, [](const KernelSpec&) { return true; }};
   const KernelSpec a = linearSpec();
   EXPECT_EQ(reg.intern(a), 0);
   EXPECT_EQ(reg.intern(linearSpec()), 0);
@@ -77,6 +77,22 @@ TEST(KernelRegistry, EqualSpecsAreOneKernelAndAnyDifferenceIsAnother) {
   EXPECT_EQ(reg.intern(theta), 3);
   EXPECT_EQ(reg.specs.size(), 6u);
   EXPECT_EQ(reg.name(3), "k3_linear");
+}
+
+// A few-row linear is a kernel of its own only where codegen says its code differs.
+TEST(KernelRegistry, AFewRowKernelIsApartOnlyWhereItsCodeDiffers) {
+  KernelSpec few = linearSpec();
+  few.fewRows = true;
+  KernelRegistry never;
+  EXPECT_EQ(never.intern(linearSpec()), 0);
+  EXPECT_EQ(never.intern(few), 0);
+  EXPECT_FALSE(never.specs[0].fewRows);
+  int asked = 0;
+  KernelRegistry differs{{}, [&](const KernelSpec& s) { return ++asked, s.in == 256; }};
+  EXPECT_EQ(differs.intern(linearSpec()), 0);
+  EXPECT_EQ(differs.intern(few), 1);
+  EXPECT_TRUE(differs.specs[1].fewRows);
+  EXPECT_EQ(asked, 1);
 }
 
 }  // namespace

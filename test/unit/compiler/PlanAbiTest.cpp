@@ -10,7 +10,7 @@
 #include "codegen/cuda/CudaKernels.h"
 #include "kime/IR/KimeDialect.h"
 #include "kime/plan.h"
-#include "pipeline/KernelSpec.h"
+#include "kernels/KernelSpec.h"
 
 namespace kime {
 namespace {

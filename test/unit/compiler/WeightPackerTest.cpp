@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "checkpoint/Safetensors.h"
-#include "pipeline/KernelSpec.h"
+#include "kernels/KernelSpec.h"
 #include "pipeline/WeightPacker.h"
 #include "support/Diagnostic.h"
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "JsonText.h"
+#include "kime/tooling/JsonText.h"
 
 namespace kime::tooling {
 

@@ -1,7 +1,7 @@
 // What codegen needs to know about one kernel, and what the plan needs to call it: plain C++,
 // read off a planned `kime.kernel` op. CPU (Halide) and CUDA codegen both start from here.
-#ifndef KIME_PIPELINE_KERNELSPEC_H
-#define KIME_PIPELINE_KERNELSPEC_H
+#ifndef KIME_KERNELS_KERNELSPEC_H
+#define KIME_KERNELS_KERNELSPEC_H
 
 #include <cstdint>
 #include <string>
@@ -138,4 +138,4 @@ struct PlanStep {
 
 }  // namespace kime
 
-#endif  // KIME_PIPELINE_KERNELSPEC_H
+#endif  // KIME_KERNELS_KERNELSPEC_H

@@ -1,4 +1,4 @@
-#include "JsonText.h"
+#include "kime/tooling/JsonText.h"
 
 #include <stdexcept>
 
