@@ -51,8 +51,10 @@ struct job {
 
 static void* worker(void* arg) {
   const struct job* j = arg;
-  if (j->lanes == 16) chains512(j->iters);
-  else chains256(j->iters);
+  if (j->lanes == 16)
+    chains512(j->iters);
+  else
+    chains256(j->iters);
   return NULL;
 }
 

@@ -8,9 +8,7 @@
 
 namespace kime {
 
-static uint64_t alignUp(uint64_t n) {
-  return (n + KIME_SECTION_ALIGN - 1) / KIME_SECTION_ALIGN * KIME_SECTION_ALIGN;
-}
+static uint64_t alignUp(uint64_t n) { return (n + KIME_SECTION_ALIGN - 1) / KIME_SECTION_ALIGN * KIME_SECTION_ALIGN; }
 
 std::string buildArtifact(const std::vector<Section>& sections) {
   kime_file_header h;

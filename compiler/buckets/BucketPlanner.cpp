@@ -65,7 +65,8 @@ BucketProposal proposeBuckets(const std::vector<SizeSample>& samples, size_t max
   size_t groups = 0;
   for (size_t g = 0; g < k; ++g)
     if (best[g][n - 1] < best[groups][n - 1]) groups = g;
-  if (best[groups][n - 1] == kInf) throw std::runtime_error("no bucket that holds the largest sample is allowed (memory cap)");
+  if (best[groups][n - 1] == kInf)
+    throw std::runtime_error("no bucket that holds the largest sample is allowed (memory cap)");
   BucketProposal out;
   out.expectedCost = best[groups][n - 1] / double(samples.size());
   for (size_t g = groups + 1, j = n - 1; g-- > 0;) {
@@ -86,7 +87,8 @@ std::vector<size_t> assignSamples(const std::vector<SizeSample>& samples, const 
   return out;
 }
 
-double expectedCost(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets, const BucketCostFn& cost) {
+double expectedCost(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets,
+                    const BucketCostFn& cost) {
   std::vector<double> costs;
   for (const Bucket& b : buckets) costs.push_back(cost(b));
   costs.push_back(kInf);  // no bucket holds it
@@ -103,7 +105,8 @@ std::vector<Bucket> evenSplit(const std::vector<SizeSample>& samples, size_t cou
     const uint32_t lo = out.empty() ? 0 : out.back().tokens;
     Bucket b{uint32_t((uint64_t(maxTokens) * i + count - 1) / count), 1, 0};
     for (const SizeSample& s : samples)
-      if (s.tokens > lo && s.tokens <= b.tokens) b.seqs = std::max(b.seqs, s.seqs), b.markers = std::max(b.markers, s.markers);
+      if (s.tokens > lo && s.tokens <= b.tokens)
+        b.seqs = std::max(b.seqs, s.seqs), b.markers = std::max(b.markers, s.markers);
     if (b.tokens > lo) out.push_back(b);
   }
   return out;

@@ -37,7 +37,8 @@ BucketProposal proposeBuckets(const std::vector<SizeSample>& samples, size_t max
 // runs it), or buckets.size() where none holds it.
 std::vector<size_t> assignSamples(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets);
 // The expected cost per batch of `buckets`; +infinity when some sample fits none.
-double expectedCost(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets, const BucketCostFn& cost);
+double expectedCost(const std::vector<SizeSample>& samples, const std::vector<Bucket>& buckets,
+                    const BucketCostFn& cost);
 
 // `count` buckets evenly spaced in tokens up to the largest sample (tokens max*i/count), each with
 // the largest sequences and markers of the samples it would hold: the baseline a proposal is

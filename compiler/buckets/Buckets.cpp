@@ -8,8 +8,8 @@ static Bucket parseBucket(const json::Json& j, const std::string& where) {
   json::requireObject(j, where);
   json::onlyKeys(j, {"tokens", "seqs", "markers"}, where);
   Bucket b;
-  for (auto [key, slot] : {std::pair<const char*, uint32_t*>{"tokens", &b.tokens},
-                           {"seqs", &b.seqs}, {"markers", &b.markers}}) {
+  for (auto [key, slot] :
+       {std::pair<const char*, uint32_t*>{"tokens", &b.tokens}, {"seqs", &b.seqs}, {"markers", &b.markers}}) {
     int64_t v = json::intField(j, key, where);
     if (v <= 0) throw CompileError(where + ": " + key + " must be positive, not " + std::to_string(v));
     if (v > (int64_t{1} << 24))
@@ -38,12 +38,12 @@ std::vector<Stage> parseBuckets(const std::string& text, const std::string& sour
       for (size_t k = 0; k < st.buckets.size(); ++k) {
         const Bucket& e = st.buckets[k];
         if (e == b)
-          throw CompileError(where + ": bucket " + std::to_string(i) + " " + describe(b) +
-                             " repeats bucket " + std::to_string(k));
+          throw CompileError(where + ": bucket " + std::to_string(i) + " " + describe(b) + " repeats bucket " +
+                             std::to_string(k));
         if (e.tokens >= b.tokens && e.seqs >= b.seqs && e.markers >= b.markers)
           throw CompileError(where + ": bucket " + std::to_string(i) + " " + describe(b) +
-                             " can never be chosen: bucket " + std::to_string(k) + " " +
-                             describe(e) + " comes first and holds every batch it holds");
+                             " can never be chosen: bucket " + std::to_string(k) + " " + describe(e) +
+                             " comes first and holds every batch it holds");
       }
       st.buckets.push_back(b);
     }
@@ -52,8 +52,6 @@ std::vector<Stage> parseBuckets(const std::string& text, const std::string& sour
   return out;
 }
 
-std::vector<Stage> readBucketsFile(const std::string& path) {
-  return parseBuckets(json::readFile(path), path);
-}
+std::vector<Stage> readBucketsFile(const std::string& path) { return parseBuckets(json::readFile(path), path); }
 
 }  // namespace kime

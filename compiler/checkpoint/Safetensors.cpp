@@ -1,12 +1,12 @@
 #include "Safetensors.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "support/JsonFields.h"
 
@@ -14,11 +14,16 @@ namespace kime {
 
 const char* safetensorsDType(shapes::DType t) {
   switch (t) {
-    case shapes::DType::F32: return "F32";
-    case shapes::DType::F16: return "F16";
-    case shapes::DType::BF16: return "BF16";
-    case shapes::DType::U32: return "U32";
-    case shapes::DType::U8: return "U8";
+    case shapes::DType::F32:
+      return "F32";
+    case shapes::DType::F16:
+      return "F16";
+    case shapes::DType::BF16:
+      return "BF16";
+    case shapes::DType::U32:
+      return "U32";
+    case shapes::DType::U8:
+      return "U8";
   }
   return "?";
 }
@@ -26,10 +31,13 @@ const char* safetensorsDType(shapes::DType t) {
 size_t dtypeSize(shapes::DType t) {
   switch (t) {
     case shapes::DType::F32:
-    case shapes::DType::U32: return 4;
+    case shapes::DType::U32:
+      return 4;
     case shapes::DType::F16:
-    case shapes::DType::BF16: return 2;
-    case shapes::DType::U8: return 1;
+    case shapes::DType::BF16:
+      return 2;
+    case shapes::DType::U8:
+      return 1;
   }
   return 0;
 }
@@ -65,7 +73,7 @@ std::vector<double> TensorView::toDouble() const {
 std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw CompileError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
+  struct stat st{};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     throw CompileError(path + ": not a regular file");
@@ -87,8 +95,7 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path) {
   return c;
 }
 
-std::unique_ptr<Checkpoint> Checkpoint::fromBytes(const uint8_t* data, size_t size,
-                                                  const std::string& source) {
+std::unique_ptr<Checkpoint> Checkpoint::fromBytes(const uint8_t* data, size_t size, const std::string& source) {
   std::unique_ptr<Checkpoint> c(new Checkpoint());
   c->source_ = source;
   c->parse(data, size);
@@ -107,13 +114,11 @@ const TensorView* Checkpoint::find(const std::string& name) const {
 
 void Checkpoint::parse(const uint8_t* data, size_t size) {
   auto fail = [&](const std::string& m) { throw CompileError(source_ + ": " + m); };
-  if (size < 8)
-    fail("file of " + std::to_string(size) + " bytes is too short for a safetensors header");
+  if (size < 8) fail("file of " + std::to_string(size) + " bytes is too short for a safetensors header");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = n << 8 | data[i];
   if (n > size - 8)
-    fail("header of " + std::to_string(n) + " bytes is past the end of the file (" +
-         std::to_string(size) + " bytes)");
+    fail("header of " + std::to_string(n) + " bytes is past the end of the file (" + std::to_string(size) + " bytes)");
   const std::string header(reinterpret_cast<const char*>(data + 8), size_t(n));
   json::Json j = json::parse(header, source_ + ": header");
   if (!j.is_object()) fail("header must be a JSON object");
@@ -139,10 +144,14 @@ void Checkpoint::parse(const uint8_t* data, size_t size) {
     json::onlyKeys(e, {"dtype", "shape", "data_offsets"}, source_ + ": " + where);
     std::string dt = json::stringField(e, "dtype", source_ + ": " + where);
     TensorView t{name, shapes::DType::F32, {}, nullptr, 0};
-    if (dt == "F32") t.dtype = shapes::DType::F32;
-    else if (dt == "F16") t.dtype = shapes::DType::F16;
-    else if (dt == "BF16") t.dtype = shapes::DType::BF16;
-    else fail(where + ": unknown dtype \"" + dt + "\" (kime reads F32, F16 and BF16)");
+    if (dt == "F32")
+      t.dtype = shapes::DType::F32;
+    else if (dt == "F16")
+      t.dtype = shapes::DType::F16;
+    else if (dt == "BF16")
+      t.dtype = shapes::DType::BF16;
+    else
+      fail(where + ": unknown dtype \"" + dt + "\" (kime reads F32, F16 and BF16)");
     const json::Json& shape = json::field(e, "shape", source_ + ": " + where);
     if (!shape.is_array()) fail(where + ": shape must be an array");
     size_t count = 1;
@@ -155,8 +164,7 @@ void Checkpoint::parse(const uint8_t* data, size_t size) {
       t.shape.push_back(int64_t(v));
     }
     const json::Json& off = json::field(e, "data_offsets", source_ + ": " + where);
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
-        !off[1].is_number_unsigned())
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       fail(where + ": data_offsets must be two byte offsets, not " + off.dump());
     uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
     if (en < b) fail(where + ": data_offsets " + off.dump() + " end before they start");
@@ -173,8 +181,7 @@ void Checkpoint::parse(const uint8_t* data, size_t size) {
   }
   for (const TensorView& t : tensors_)
     ranges.push_back({size_t(t.data - base), size_t(t.data - base) + t.bytes, &t.name});
-  std::sort(ranges.begin(), ranges.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
   // Sorted by start, a range overlaps an earlier one exactly when it starts before the furthest
   // end seen so far. Empty ranges hold no bytes and overlap nothing.
   const Range* furthest = nullptr;
@@ -182,8 +189,8 @@ void Checkpoint::parse(const uint8_t* data, size_t size) {
     if (r.begin == r.end) continue;
     if (furthest && r.begin < furthest->end)
       fail("tensors \"" + *furthest->name + "\" and \"" + *r.name + "\" overlap (bytes " +
-           std::to_string(furthest->begin) + ".." + std::to_string(furthest->end) + " and " +
-           std::to_string(r.begin) + ".." + std::to_string(r.end) + ")");
+           std::to_string(furthest->begin) + ".." + std::to_string(furthest->end) + " and " + std::to_string(r.begin) +
+           ".." + std::to_string(r.end) + ")");
     if (!furthest || r.end > furthest->end) furthest = &r;
   }
 }
@@ -214,8 +221,7 @@ void writeSafetensors(const std::string& path, const std::vector<TensorData>& te
   size_t offset = 0;
   for (const TensorData& t : tensors) {
     size_t bytes = t.values.size() * dtypeSize(t.dtype);
-    h[t.name] = {{"dtype", safetensorsDType(t.dtype)}, {"shape", t.shape},
-                 {"data_offsets", {offset, offset + bytes}}};
+    h[t.name] = {{"dtype", safetensorsDType(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string header = h.dump();

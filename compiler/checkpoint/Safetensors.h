@@ -35,8 +35,7 @@ class Checkpoint {
   static std::unique_ptr<Checkpoint> open(const std::string& path);
   // Checks an in-memory image (for tests); `source` names it in messages. The bytes must outlive
   // the checkpoint.
-  static std::unique_ptr<Checkpoint> fromBytes(const uint8_t* data, size_t size,
-                                               const std::string& source);
+  static std::unique_ptr<Checkpoint> fromBytes(const uint8_t* data, size_t size, const std::string& source);
   ~Checkpoint();
   Checkpoint(const Checkpoint&) = delete;
   Checkpoint& operator=(const Checkpoint&) = delete;

@@ -17,8 +17,21 @@
 namespace kime {
 
 enum class OpKind {
-  GatherRows, ExpandSeqs, Positions, Add, Mul, Silu, Gelu, RmsNorm, LayerNorm, Linear, Rope,
-  Attention, GatherMarkers, FirstRows, Squeeze,
+  GatherRows,
+  ExpandSeqs,
+  Positions,
+  Add,
+  Mul,
+  Silu,
+  Gelu,
+  RmsNorm,
+  LayerNorm,
+  Linear,
+  Rope,
+  Attention,
+  GatherMarkers,
+  FirstRows,
+  Squeeze,
 };
 
 // What the format says about one op: its JSON name, its operand fields in order (some optional)
@@ -58,9 +71,7 @@ struct WeightDecl {
   std::vector<int64_t> shape;
   shapes::DType dtype = shapes::DType::F32;
 
-  bool operator==(const WeightDecl& o) const {
-    return name == o.name && shape == o.shape && dtype == o.dtype;
-  }
+  bool operator==(const WeightDecl& o) const { return name == o.name && shape == o.shape && dtype == o.dtype; }
 };
 
 struct Graph {
@@ -74,8 +85,8 @@ struct Graph {
   std::string act;     // the value that is output `act` [S, 2]
 
   bool operator==(const Graph& o) const {
-    return name == o.name && vocab == o.vocab && types == o.types && weights == o.weights &&
-           nodes == o.nodes && logits == o.logits && act == o.act;
+    return name == o.name && vocab == o.vocab && types == o.types && weights == o.weights && nodes == o.nodes &&
+           logits == o.logits && act == o.act;
   }
 };
 
@@ -97,7 +108,6 @@ std::vector<GatherLimit> gatherLimits(const Graph& g);
 
 // "node 12 (linear "layers.3.mlp.up")": how messages name a node.
 std::string describeNode(const Graph& g, size_t index);
-
 
 // Checks names, order, operand references, attributes and every node's shape rule; throws
 // CompileError naming the node and the field. Returns each node's result shape, by node index.

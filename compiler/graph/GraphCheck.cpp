@@ -20,14 +20,14 @@ const std::vector<OpSpec>& opSpecs() {
       {OpKind::Silu, "silu", {{"x", false}}, {}},
       {OpKind::Gelu, "gelu", {{"x", false}}, {}},
       {OpKind::RmsNorm, "rms_norm", {{"x", false}, {"weight", false}}, {{"eps", false}}},
-      {OpKind::LayerNorm, "layer_norm", {{"x", false}, {"weight", false}, {"bias", false}},
-       {{"eps", false}}},
+      {OpKind::LayerNorm, "layer_norm", {{"x", false}, {"weight", false}, {"bias", false}}, {{"eps", false}}},
       {OpKind::Linear, "linear", {{"x", false}, {"weight", false}, {"bias", true}}, {}},
       {OpKind::Rope, "rope", {{"x", false}, {"pos", false}}, {{"heads", true}, {"theta", false}}},
-      {OpKind::Attention, "attention", {{"q", false}, {"k", false}, {"v", false}, {"cu", false}},
+      {OpKind::Attention,
+       "attention",
+       {{"q", false}, {"k", false}, {"v", false}, {"cu", false}},
        {{"heads", true}, {"kv_heads", true}, {"scale", false}}},
-      {OpKind::GatherMarkers, "gather_markers",
-       {{"x", false}, {"cu", false}, {"markers", false}, {"mcu", false}}, {}},
+      {OpKind::GatherMarkers, "gather_markers", {{"x", false}, {"cu", false}, {"markers", false}, {"mcu", false}}, {}},
       {OpKind::FirstRows, "first_rows", {{"x", false}, {"cu", false}}, {}},
       {OpKind::Squeeze, "squeeze", {{"x", false}}, {}},
   };
@@ -44,9 +44,8 @@ const OpSpec* findOpSpec(const std::string& name) {
 
 const std::vector<InputDecl>& graphInputs() {
   static const std::vector<InputDecl> inputs = {
-      {"ids", shapes::idsShape()},         {"cu", shapes::cuShape()},
-      {"markers", shapes::markersShape()}, {"mcu", shapes::cuShape()},
-      {"qtype", shapes::qtypeShape()},
+      {"ids", shapes::idsShape()}, {"cu", shapes::cuShape()},       {"markers", shapes::markersShape()},
+      {"mcu", shapes::cuShape()},  {"qtype", shapes::qtypeShape()},
   };
   return inputs;
 }
@@ -81,13 +80,20 @@ std::vector<GatherLimit> gatherLimits(const Graph& g) {
     const int64_t rows = tableRows.count(n.operands[0]) ? tableRows[n.operands[0]] : 0;
     kime_plan_input input;
     int64_t safeFrom = -1;  // the rows that hold every index the batch checks allow
-    if (positions.count(index)) input = KIME_INPUT_TOKPOS, safeFrom = maxLen ? maxLen : -1;
-    else if (index == "ids") input = KIME_INPUT_IDS, safeFrom = g.vocab;
-    else if (index == "qtype") input = KIME_INPUT_QTYPE, safeFrom = g.types;
-    else if (index == "cu") input = KIME_INPUT_CU;
-    else if (index == "mcu") input = KIME_INPUT_MCU;
-    else if (index == "markers") input = KIME_INPUT_MARKERS;
-    else throw CompileError(describeNode(g, i) + ": internal: an index that is no batch input or positions");
+    if (positions.count(index))
+      input = KIME_INPUT_TOKPOS, safeFrom = maxLen ? maxLen : -1;
+    else if (index == "ids")
+      input = KIME_INPUT_IDS, safeFrom = g.vocab;
+    else if (index == "qtype")
+      input = KIME_INPUT_QTYPE, safeFrom = g.types;
+    else if (index == "cu")
+      input = KIME_INPUT_CU;
+    else if (index == "mcu")
+      input = KIME_INPUT_MCU;
+    else if (index == "markers")
+      input = KIME_INPUT_MARKERS;
+    else
+      throw CompileError(describeNode(g, i) + ": internal: an index that is no batch input or positions");
     if (safeFrom >= 0 && rows >= safeFrom) continue;
     limits.push_back({input, size_t(rows), describeNode(g, i), n.operands[0]});
   }
@@ -103,16 +109,24 @@ std::string describeNode(const Graph& g, size_t index) {
 static Inferred inferNode(const Node& n, const std::vector<const Shape*>& in) {
   const auto& a = n.attrs;
   switch (n.kind) {
-    case OpKind::GatherRows: return shapes::inferGatherRows(*in[0], *in[1]);
-    case OpKind::ExpandSeqs: return shapes::inferExpandSeqs(*in[0], *in[1]);
-    case OpKind::Positions: return shapes::inferPositions(*in[0]);
+    case OpKind::GatherRows:
+      return shapes::inferGatherRows(*in[0], *in[1]);
+    case OpKind::ExpandSeqs:
+      return shapes::inferExpandSeqs(*in[0], *in[1]);
+    case OpKind::Positions:
+      return shapes::inferPositions(*in[0]);
     case OpKind::Add:
-    case OpKind::Mul: return shapes::inferElementwise(*in[0], *in[1]);
+    case OpKind::Mul:
+      return shapes::inferElementwise(*in[0], *in[1]);
     case OpKind::Silu:
-    case OpKind::Gelu: return shapes::inferUnary(*in[0]);
-    case OpKind::RmsNorm: return shapes::inferRmsNorm(*in[0], *in[1], a[0]);
-    case OpKind::LayerNorm: return shapes::inferLayerNorm(*in[0], *in[1], *in[2], a[0]);
-    case OpKind::Linear: return shapes::inferLinear(*in[0], *in[1], in[2]);
+    case OpKind::Gelu:
+      return shapes::inferUnary(*in[0]);
+    case OpKind::RmsNorm:
+      return shapes::inferRmsNorm(*in[0], *in[1], a[0]);
+    case OpKind::LayerNorm:
+      return shapes::inferLayerNorm(*in[0], *in[1], *in[2], a[0]);
+    case OpKind::Linear:
+      return shapes::inferLinear(*in[0], *in[1], in[2]);
     case OpKind::Rope:
       return shapes::inferRope(*in[0], *in[1], static_cast<int64_t>(a[0]), a[1]);
     case OpKind::Attention:
@@ -120,8 +134,10 @@ static Inferred inferNode(const Node& n, const std::vector<const Shape*>& in) {
                                     static_cast<int64_t>(a[1]), a[2]);
     case OpKind::GatherMarkers:
       return shapes::inferGatherMarkers(*in[0], *in[1], *in[2], *in[3]);
-    case OpKind::FirstRows: return shapes::inferFirstRows(*in[0], *in[1]);
-    case OpKind::Squeeze: return shapes::inferSqueeze(*in[0]);
+    case OpKind::FirstRows:
+      return shapes::inferFirstRows(*in[0], *in[1]);
+    case OpKind::Squeeze:
+      return shapes::inferSqueeze(*in[0]);
   }
   return Inferred::fail("unknown op");
 }
@@ -162,8 +178,7 @@ std::vector<Shape> checkGraph(const Graph& g) {
     if (w.shape.empty()) fail(where + ": shape must have at least one dimension");
     for (int64_t d : w.shape)
       if (d <= 0) fail(where + ": sizes must be positive, not " + std::to_string(d));
-    if (!values.emplace(w.name, weightShape(w)).second)
-      fail(where + ": the name \"" + w.name + "\" is already taken");
+    if (!values.emplace(w.name, weightShape(w)).second) fail(where + ": the name \"" + w.name + "\" is already taken");
     unusedWeights.insert(w.name);
   }
 
@@ -178,8 +193,7 @@ std::vector<Shape> checkGraph(const Graph& g) {
     for (size_t k = 0; k < spec.operands.size(); ++k) {
       const std::string& ref = n.operands.at(k);
       if (ref.empty()) {
-        if (!spec.operands[k].optional)
-          fail(where + ": operand \"" + spec.operands[k].field + "\" is missing");
+        if (!spec.operands[k].optional) fail(where + ": operand \"" + spec.operands[k].field + "\" is missing");
         in.push_back(nullptr);
         continue;
       }
@@ -194,8 +208,7 @@ std::vector<Shape> checkGraph(const Graph& g) {
       double v = n.attrs.at(k);
       if (!std::isfinite(v)) fail(where + ": \"" + spec.attrs[k].field + "\" must be finite");
       if (spec.attrs[k].integer && (v != std::floor(v) || std::fabs(v) > 1e9))
-        fail(where + ": \"" + spec.attrs[k].field + "\" must be an integer, not " +
-             std::to_string(v));
+        fail(where + ": \"" + spec.attrs[k].field + "\" must be an integer, not " + std::to_string(v));
     }
     Inferred r = inferNode(n, in);
     if (!r.ok()) fail(where + ": " + r.error);
@@ -207,18 +220,14 @@ std::vector<Shape> checkGraph(const Graph& g) {
   auto output = [&](const char* what, const std::string& ref, const Shape& want) {
     if (ref.empty()) fail(std::string("output \"") + what + "\" is missing");
     auto it = values.find(ref);
-    if (it == values.end())
-      fail(std::string("output \"") + what + "\" names \"" + ref + "\", which is not a value");
+    if (it == values.end()) fail(std::string("output \"") + what + "\" names \"" + ref + "\", which is not a value");
     if (!(it->second == want))
-      fail(std::string("output \"") + what + "\" must be " + shapes::str(want.dims) + " " +
-           shapes::str(want.dtype) + ", but \"" + ref + "\" is " + shapes::str(it->second.dims) +
-           " " + shapes::str(it->second.dtype));
+      fail(std::string("output \"") + what + "\" must be " + shapes::str(want.dims) + " " + shapes::str(want.dtype) +
+           ", but \"" + ref + "\" is " + shapes::str(it->second.dims) + " " + shapes::str(it->second.dtype));
   };
   output("logits", g.logits, {{shapes::Dim::symbol(shapes::Sym::M)}, shapes::DType::F32});
-  output("act", g.act,
-         {{shapes::Dim::symbol(shapes::Sym::S), shapes::Dim::fixed(2)}, shapes::DType::F32});
-  if (!unusedWeights.empty())
-    fail("weight \"" + *unusedWeights.begin() + "\" is declared but no node reads it");
+  output("act", g.act, {{shapes::Dim::symbol(shapes::Sym::S), shapes::Dim::fixed(2)}, shapes::DType::F32});
+  if (!unusedWeights.empty()) fail("weight \"" + *unusedWeights.begin() + "\" is declared but no node reads it");
   return result;
 }
 

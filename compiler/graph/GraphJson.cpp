@@ -19,15 +19,13 @@ static std::string inputsText() {
 
 // The inputs are fixed by the batch contract (docs/batch.md); the file states them so that it reads on its own.
 static void checkInputs(const Json& j, const std::string& where) {
-  auto bad = [&] {
-    throw CompileError(where + ": inputs must be exactly the batch's arrays: " + inputsText());
-  };
+  auto bad = [&] { throw CompileError(where + ": inputs must be exactly the batch's arrays: " + inputsText()); };
   if (!j.is_array() || j.size() != graphInputs().size()) bad();
   for (size_t i = 0; i < j.size(); ++i) {
     const Json& e = j[i];
     const InputDecl& want = graphInputs()[i];
-    if (!e.is_object() || e.size() != 3 || !e.contains("name") || !e.contains("dtype") ||
-        !e.contains("shape") || e["name"] != want.name || e["dtype"] != shapes::str(want.shape.dtype))
+    if (!e.is_object() || e.size() != 3 || !e.contains("name") || !e.contains("dtype") || !e.contains("shape") ||
+        e["name"] != want.name || e["dtype"] != shapes::str(want.shape.dtype))
       bad();
     Json shape = Json::array();
     for (const auto& d : want.shape.dims) shape.push_back(shapes::str(d));
@@ -42,8 +40,7 @@ static WeightDecl parseWeight(const Json& j, const std::string& where) {
   w.name = json::stringField(j, "name", where);
   std::string dt = json::stringField(j, "dtype", where);
   auto dtype = shapes::parseDType(dt);
-  if (!dtype || !shapes::isFloat(*dtype))
-    throw CompileError(where + ": dtype \"" + dt + "\" is not f32, f16 or bf16");
+  if (!dtype || !shapes::isFloat(*dtype)) throw CompileError(where + ": dtype \"" + dt + "\" is not f32, f16 or bf16");
   w.dtype = *dtype;
   const Json& shape = json::field(j, "shape", where);
   if (!shape.is_array()) throw CompileError(where + ": field \"shape\" must be an array");
@@ -82,13 +79,11 @@ static Node parseNode(const Json& j, size_t index, const std::string& source) {
 Graph parseGraphJson(const std::string& text, const std::string& source) {
   Json j = json::parse(text, source);
   json::requireObject(j, source);
-  json::onlyKeys(j, {"format", "name", "vocab", "types", "inputs", "weights", "nodes", "outputs"},
-                 source);
+  json::onlyKeys(j, {"format", "name", "vocab", "types", "inputs", "weights", "nodes", "outputs"}, source);
   int64_t format = json::intField(j, "format", source);
   if (format != Graph::kFormat)
     throw CompileError(source + ": graph format " + std::to_string(format) +
-                       " is not supported (this kime reads format " +
-                       std::to_string(Graph::kFormat) + ")");
+                       " is not supported (this kime reads format " + std::to_string(Graph::kFormat) + ")");
   Graph g;
   g.name = json::stringField(j, "name", source);
   g.vocab = json::intField(j, "vocab", source);
@@ -119,9 +114,7 @@ Graph parseGraphJson(const std::string& text, const std::string& source) {
   return g;
 }
 
-Graph readGraphFile(const std::string& path) {
-  return parseGraphJson(json::readFile(path), path);
-}
+Graph readGraphFile(const std::string& path) { return parseGraphJson(json::readFile(path), path); }
 
 std::string writeGraphJson(const Graph& g) {
   // Written by hand around nlohmann so that each weight and node stays on one line.

@@ -10,8 +10,9 @@ namespace kime {
 ModelConfig parseModelConfig(const std::string& text, const std::string& source) {
   json::Json j = json::parse(text, source);
   json::requireObject(j, source);
-  json::onlyKeys(j, {"vocab", "types", "hidden", "layers", "heads", "kv_heads", "ffn", "norm",
-                     "norm_eps", "act", "pos", "rope_theta", "max_pos", "bias"},
+  json::onlyKeys(j,
+                 {"vocab", "types", "hidden", "layers", "heads", "kv_heads", "ffn", "norm", "norm_eps", "act", "pos",
+                  "rope_theta", "max_pos", "bias"},
                  source);
   ModelConfig c;
   c.vocab = json::intField(j, "vocab", source);
@@ -33,9 +34,14 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& source)
   }
 
   auto fail = [&](const std::string& m) { throw CompileError(source + ": " + m); };
-  for (auto [key, v] : {std::pair<const char*, int64_t>{"vocab", c.vocab}, {"types", c.types},
-                        {"hidden", c.hidden}, {"layers", c.layers}, {"heads", c.heads},
-                        {"kv_heads", c.kvHeads}, {"ffn", c.ffn}, {"max_pos", c.maxPos}})
+  for (auto [key, v] : {std::pair<const char*, int64_t>{"vocab", c.vocab},
+                        {"types", c.types},
+                        {"hidden", c.hidden},
+                        {"layers", c.layers},
+                        {"heads", c.heads},
+                        {"kv_heads", c.kvHeads},
+                        {"ffn", c.ffn},
+                        {"max_pos", c.maxPos}})
     if (v <= 0) fail(std::string(key) + " must be positive, not " + std::to_string(v));
   if (c.types > 256) fail("types must be at most 256 (qtype is u8), not " + std::to_string(c.types));
   if (c.vocab > (int64_t{1} << 32)) fail("vocab must fit u32 token ids");
@@ -46,8 +52,7 @@ ModelConfig parseModelConfig(const std::string& text, const std::string& source)
     fail("hidden " + std::to_string(c.hidden) + " is not a multiple of " + std::to_string(c.heads) + " heads");
   if (c.heads % c.kvHeads != 0)
     fail(std::to_string(c.heads) + " heads are not a multiple of " + std::to_string(c.kvHeads) + " kv_heads");
-  if (c.pos == "rope" && c.headDim() % 2 != 0)
-    fail("rope needs an even head size, not " + std::to_string(c.headDim()));
+  if (c.pos == "rope" && c.headDim() % 2 != 0) fail("rope needs an even head size, not " + std::to_string(c.headDim()));
   if (!(c.normEps > 0 && c.normEps < 1)) fail("norm_eps must be in (0, 1)");
   if (!(c.ropeTheta > 0)) fail("rope_theta must be positive");
   return c;
@@ -75,8 +80,7 @@ struct Builder {
     std::string b = weight(name + ".bias", {c.hidden});
     return node(OpKind::LayerNorm, name, {x, w, b}, {c.normEps});
   }
-  std::string linear(const std::string& name, const std::string& x, int64_t out, int64_t in,
-                     bool bias) {
+  std::string linear(const std::string& name, const std::string& x, int64_t out, int64_t in, bool bias) {
     std::string w = weight(name + ".weight", {out, in});
     std::string b = bias ? weight(name + ".bias", {out}) : "";
     return node(OpKind::Linear, name, {x, w, b});
@@ -93,16 +97,14 @@ Graph buildEncoderGraph(const ModelConfig& c, shapes::DType dtype, const std::st
   Builder b{g, dtype};
   const int64_t hd = c.headDim(), qd = c.heads * hd, kvd = c.kvHeads * hd;
 
-  std::string tok = b.node(OpKind::GatherRows, "embed.tok.rows",
-                           {b.weight("embed.tok", {c.vocab, c.hidden}), "ids"});
-  std::string typ = b.node(OpKind::GatherRows, "embed.type.seqs",
-                           {b.weight("embed.type", {c.types, c.hidden}), "qtype"});
+  std::string tok = b.node(OpKind::GatherRows, "embed.tok.rows", {b.weight("embed.tok", {c.vocab, c.hidden}), "ids"});
+  std::string typ =
+      b.node(OpKind::GatherRows, "embed.type.seqs", {b.weight("embed.type", {c.types, c.hidden}), "qtype"});
   typ = b.node(OpKind::ExpandSeqs, "embed.type.rows", {typ, "cu"});
   std::string pos = b.node(OpKind::Positions, "positions", {"cu"});
   std::string x = b.node(OpKind::Add, "embed", {tok, typ});
   if (c.pos == "learned") {
-    std::string p = b.node(OpKind::GatherRows, "embed.pos.rows",
-                           {b.weight("embed.pos", {c.maxPos, c.hidden}), pos});
+    std::string p = b.node(OpKind::GatherRows, "embed.pos.rows", {b.weight("embed.pos", {c.maxPos, c.hidden}), pos});
     x = b.node(OpKind::Add, "embed.with_pos", {x, p});
   }
 
@@ -158,7 +160,6 @@ struct Normal {
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
   }
 };
-
 
 }  // namespace
 

@@ -21,7 +21,8 @@ struct Value {
 
 class Generator {
  public:
-  Generator(uint64_t seed, int64_t maxTokens) : rng_(seed), constRng_(seed ^ 0x9e3779b97f4a7c15ull), maxTokens_(maxTokens) {}
+  Generator(uint64_t seed, int64_t maxTokens)
+      : rng_(seed), constRng_(seed ^ 0x9e3779b97f4a7c15ull), maxTokens_(maxTokens) {}
 
   Graph build() {
     g_.name = "random";
@@ -164,8 +165,9 @@ Value Generator::attention(const Value& x) {
     k = rope(k, kv, theta);
   }
   const double scale = 1.0 / std::sqrt(double(hd)) * oneOf<double>({0.5, 1.0, 2.0});
-  Value a{add(OpKind::Attention, fresh("attention"), {q.name, k.name, v.name, "cu"}, {double(heads), double(kv), scale}),
-          Rows::T, heads * hd};
+  Value a{
+      add(OpKind::Attention, fresh("attention"), {q.name, k.name, v.name, "cu"}, {double(heads), double(kv), scale}),
+      Rows::T, heads * hd};
   return linear(a, x.width, coin(0.3));
 }
 
@@ -186,7 +188,9 @@ Value Generator::mlp(const Value& x) {
       h = op(OpKind::Gelu, "gelu", l, {l.name});
       break;
     }
-    case 2: h = activation(linear(x, f, coin(0.4))); break;
+    case 2:
+      h = activation(linear(x, f, coin(0.4)));
+      break;
     default: {
       const Value a = linear(x, f, coin(0.4));
       const Value b = linear(x, f, coin(0.4));
@@ -228,12 +232,14 @@ Value Generator::block(Value x) {
 // An op anywhere: an activation added on, a product, a norm, RoPE of any token rows.
 Value Generator::extra(const Value& x) {
   switch (pick(0, 3)) {
-    case 0: return sum(x, activation(x));
+    case 0:
+      return sum(x, activation(x));
     case 1: {
       const Value a = activation(x);
       return op(OpKind::Mul, "mul", x, {x.name, a.name});
     }
-    case 2: return norm(x);
+    case 2:
+      return norm(x);
     default: {
       const int64_t heads = x.width % 4 == 0 && coin(0.5) ? 2 : 1;
       if ((x.width / heads) % 2 != 0) return norm(x);

@@ -13,9 +13,7 @@ using namespace mlir;
 static constexpr const char* kVocabAttr = "kime.vocab";
 static constexpr const char* kTypesAttr = "kime.types";
 
-void loadKimeDialects(MLIRContext& ctx) {
-  ctx.loadDialect<mlir::kime::KimeDialect, func::FuncDialect>();
-}
+void loadKimeDialects(MLIRContext& ctx) { ctx.loadDialect<mlir::kime::KimeDialect, func::FuncDialect>(); }
 
 OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const Graph& g) {
   loadKimeDialects(ctx);
@@ -52,9 +50,8 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const Graph& g) {
     for (const std::string& ref : n.operands)
       if (!ref.empty()) st.addOperands(values.at(ref));
     for (size_t k = 0; k < spec.attrs.size(); ++k)
-      st.addAttribute(spec.attrs[k].field, spec.attrs[k].integer
-                                               ? Attribute(b.getI64IntegerAttr(int64_t(n.attrs[k])))
-                                               : Attribute(b.getF64FloatAttr(n.attrs[k])));
+      st.addAttribute(spec.attrs[k].field, spec.attrs[k].integer ? Attribute(b.getI64IntegerAttr(int64_t(n.attrs[k])))
+                                                                 : Attribute(b.getF64FloatAttr(n.attrs[k])));
     st.addTypes(typeOf(results[i]));
     values[n.name] = b.create(st)->getResult(0);
   }
@@ -114,9 +111,12 @@ Graph exportGraph(ModuleOp module) {
     }
     for (const OpSpec::Attr& a : spec->attrs) {
       Attribute attr = op.getAttr(a.field);
-      if (auto i = dyn_cast_or_null<IntegerAttr>(attr)) n.attrs.push_back(double(i.getInt()));
-      else if (auto f = dyn_cast_or_null<FloatAttr>(attr)) n.attrs.push_back(f.getValueAsDouble());
-      else throw CompileError("op " + opName.str() + " \"" + n.name + "\" lacks " + a.field);
+      if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
+        n.attrs.push_back(double(i.getInt()));
+      else if (auto f = dyn_cast_or_null<FloatAttr>(attr))
+        n.attrs.push_back(f.getValueAsDouble());
+      else
+        throw CompileError("op " + opName.str() + " \"" + n.name + "\" lacks " + a.field);
     }
     names[op.getResult(0)] = n.name;
     g.nodes.push_back(std::move(n));

@@ -17,9 +17,7 @@ const char* nameOf(RowsKind r) {
   return names[int(r)];
 }
 
-int64_t ropePairGroup(const KernelSpec& s) {
-  return s.ropeInterleaved ? kRopePairGroup : s.out / s.ropeHeads;
-}
+int64_t ropePairGroup(const KernelSpec& s) { return s.ropeInterleaved ? kRopePairGroup : s.out / s.ropeHeads; }
 
 namespace {
 
@@ -44,12 +42,18 @@ bool hasSlot(const KernelSpec& s, const std::string& name) {
 
 int64_t rowBound(const KernelSpec& s, int64_t tokens, int64_t seqs, int64_t markers) {
   switch (s.rowSym) {
-    case KIME_ROWS_T: return tokens;
-    case KIME_ROWS_S: return seqs;
-    case KIME_ROWS_S1: return seqs + 1;
-    case KIME_ROWS_M: return markers;
-    case KIME_ROWS_R: return seqs + markers;
-    default: return s.staticRows;
+    case KIME_ROWS_T:
+      return tokens;
+    case KIME_ROWS_S:
+      return seqs;
+    case KIME_ROWS_S1:
+      return seqs + 1;
+    case KIME_ROWS_M:
+      return markers;
+    case KIME_ROWS_R:
+      return seqs + markers;
+    default:
+      return s.staticRows;
   }
 }
 
@@ -65,11 +69,14 @@ std::vector<kime_arg_slot> argSlots(const KernelSpec& s) {
 std::string KernelSpec::describe() const {
   std::ostringstream s;
   s.precision(17);
-  s << className(kind) << "|norm=" << nameOf(norm) << "|eps=" << eps << "|act=" << nameOf(act) << "|bias=" << bias << (biasUp ? ",up" : "")
-    << "|res=" << residual << "|panel=" << panel << (weightRows ? "|rows-weight" : "") << (bf16 ? "|bf16" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows << (ropeInterleaved ? ",interleaved" : "")
-    << "|pos=" << learnedPos << (typeTable ? "" : "|no-type") << "|heads=" << heads << "," << kvHeads << "|scale=" << scale
-    << "|len=" << maxLen << "|rows=" << nameOf(rows) << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
-    << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program) << (vector ? "|vector" : "") << "|w=" << in << "," << out << "," << kvWidth;
+  s << className(kind) << "|norm=" << nameOf(norm) << "|eps=" << eps << "|act=" << nameOf(act) << "|bias=" << bias
+    << (biasUp ? ",up" : "") << "|res=" << residual << "|panel=" << panel << (weightRows ? "|rows-weight" : "")
+    << (bf16 ? "|bf16" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows
+    << (ropeInterleaved ? ",interleaved" : "") << "|pos=" << learnedPos << (typeTable ? "" : "|no-type")
+    << "|heads=" << heads << "," << kvHeads << "|scale=" << scale << "|len=" << maxLen << "|rows=" << nameOf(rows)
+    << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
+    << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program) << (vector ? "|vector" : "")
+    << "|w=" << in << "," << out << "," << kvWidth;
   return s.str();
 }
 

@@ -96,9 +96,9 @@ struct KernelSpec {
   // Every field above: equal specs are one kernel (KernelRegistry), so a field left out here
   // would merge kernels that differ.
   auto fields() const {
-    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, weightRows, bf16, fewRows, ropeHeads, ropeInterleaved,
-                    ropeTheta, ropeRows, typeTable, learnedPos, heads, kvHeads, scale, maxLen, rows, rowSym, staticRows,
-                    indexU8, program, vector, in, out, kvWidth);
+    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, weightRows, bf16, fewRows, ropeHeads,
+                    ropeInterleaved, ropeTheta, ropeRows, typeTable, learnedPos, heads, kvHeads, scale, maxLen, rows,
+                    rowSym, staticRows, indexU8, program, vector, in, out, kvWidth);
   }
   bool operator==(const KernelSpec& o) const { return fields() == o.fields(); }
   bool operator!=(const KernelSpec& o) const { return !(*this == o); }
@@ -119,21 +119,21 @@ std::vector<kime_arg_slot> argSlots(const KernelSpec& spec);
 struct PlanArg {
   enum class Source { Arena, Weight, Input };
   Source source = Source::Arena;
-  int64_t offset = 0;    // Arena: byte offset
-  int64_t weight = -1;   // Weight: index into the packed weights
+  int64_t offset = 0;                      // Arena: byte offset
+  int64_t weight = -1;                     // Weight: index into the packed weights
   kime_plan_input input = KIME_INPUT_IDS;  // Input: which (plan.h)
   // Shape, innermost first as Halide sees it: cols (0 for a vector), then rows.
   int64_t cols = 0;
   kime_row_symbol rows = KIME_ROWS_STATIC;  // the batch's count at run time, or a static size
-  int64_t rowCount = 0;  // the static size, or the bucket's bound of `rows`
+  int64_t rowCount = 0;                     // the static size, or the bucket's bound of `rows`
   kime_dtype dtype = KIME_DTYPE_F32;
 };
 
 struct PlanStep {
-  int64_t kernel = -1;  // index into the artifact's kernels
-  std::string node;     // the graph node it ends at (for messages and profiles)
+  int64_t kernel = -1;        // index into the artifact's kernels
+  std::string node;           // the graph node it ends at (for messages and profiles)
   std::vector<PlanArg> args;  // in the kernel's argument order; the output last
-  double flops = 0;  // matmul FLOPs per row of output (attention: per query-key pair)
+  double flops = 0;           // matmul FLOPs per row of output (attention: per query-key pair)
 };
 
 }  // namespace kime

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,10 +15,10 @@
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/Schedule.h"
 #include "codegen/cuda/CudaKernels.h"
-#include "kime/tooling/BatchGen.h"
 #include "import/GraphImport.h"
 #include "kime/manifest_keys.h"
 #include "kime/runtime.h"
+#include "kime/tooling/BatchGen.h"
 #include "mlir/IR/MLIRContext.h"
 #include "reference/Reference.h"
 #include "support/Diagnostic.h"
@@ -36,8 +36,10 @@ double seconds(std::chrono::steady_clock::time_point since) {
 OJson argJson(const PlanArg& a) {
   if (a.source == PlanArg::Source::Weight) return {{key::src, key::srcWeight}, {key::id, a.weight}};
   OJson j = {{key::src, a.source == PlanArg::Source::Arena ? key::srcArena : key::srcInput}};
-  if (a.source == PlanArg::Source::Arena) j[key::offset] = a.offset;
-  else j[key::name] = kime_plan_input_names[a.input];
+  if (a.source == PlanArg::Source::Arena)
+    j[key::offset] = a.offset;
+  else
+    j[key::name] = kime_plan_input_names[a.input];
   j[key::rows] = kime_row_symbol_names[a.rows];
   j[key::bound] = a.rowCount;
   j[key::cols] = a.cols;
@@ -55,28 +57,41 @@ OJson bucketJson(const BucketPlan& p, const KernelRegistry& k, const std::vector
       cuda::Launch l = cuda::launchFor(k.specs[size_t(s.kernel)], p.bucket, cuda::parseMath(m));
       launches[m] = {{key::grid, {l.gridX, l.gridY}}, {key::block, l.block}};
     }
-    steps.push_back({{key::kernel, s.kernel}, {key::name, k.name(s.kernel)}, {key::node, s.node},
-                     {key::flops, s.flops}, {key::args, args}, {key::cuda, launches}});
+    steps.push_back({{key::kernel, s.kernel},
+                     {key::name, k.name(s.kernel)},
+                     {key::node, s.node},
+                     {key::flops, s.flops},
+                     {key::args, args},
+                     {key::cuda, launches}});
   }
   return {{key::tokens, p.bucket.tokens}, {key::seqs, p.bucket.seqs}, {key::markers, p.bucket.markers},
-          {key::arena, p.arena}, {key::steps, steps}, {key::logits, argJson(p.logits)}, {key::act, argJson(p.act)}};
+          {key::arena, p.arena},          {key::steps, steps},        {key::logits, argJson(p.logits)},
+          {key::act, argJson(p.act)}};
 }
 
 // One line per argument kind: in:NAME[ROWS], w:NAME[SHAPE], @OFFSET[ROWS, COLS].
 std::string argText(const PlanArg& a, const WeightPacker& w) {
   auto dims = [&](kime_row_symbol rows, int64_t bound, int64_t cols) {
-    std::string r = rows == KIME_ROWS_STATIC ? std::to_string(bound) : kime_row_symbol_names[rows] + (":" + std::to_string(bound));
+    std::string r =
+        rows == KIME_ROWS_STATIC ? std::to_string(bound) : kime_row_symbol_names[rows] + (":" + std::to_string(bound));
     return "[" + r + (cols ? ", " + std::to_string(cols) : "") + "]";
   };
   switch (a.source) {
-    case PlanArg::Source::Input: return "in:" + std::string(kime_plan_input_names[a.input]) + dims(a.rows, a.rowCount, a.cols);
+    case PlanArg::Source::Input:
+      return "in:" + std::string(kime_plan_input_names[a.input]) + dims(a.rows, a.rowCount, a.cols);
     case PlanArg::Source::Weight: {
       const PackedWeight& p = w.weights()[size_t(a.weight)];
       std::string shape;
       for (int64_t d : p.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-      return "w:" + p.name + (p.layout == "transposed" ? "^T" : p.layout == "panels" ? "^P" : p.layout == "pairs.bf16" ? "^P.bf16" : "") + "[" + shape + "]";
+      return "w:" + p.name +
+             (p.layout == "transposed"   ? "^T"
+              : p.layout == "panels"     ? "^P"
+              : p.layout == "pairs.bf16" ? "^P.bf16"
+                                         : "") +
+             "[" + shape + "]";
     }
-    case PlanArg::Source::Arena: return "@" + std::to_string(a.offset) + dims(a.rows, a.rowCount, a.cols);
+    case PlanArg::Source::Arena:
+      return "@" + std::to_string(a.offset) + dims(a.rows, a.rowCount, a.cols);
   }
   return "?";
 }
@@ -100,8 +115,8 @@ std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightP
 
 // Runs every bucket of the written artifact on generated batches and compares each output with
 // the reference evaluator.
-void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& ck,
-                    const std::vector<Stage>& stages, Tolerance tolerance, std::ostream& log) {
+void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages,
+                    Tolerance tolerance, std::ostream& log) {
   auto model = Model::open(path);
   if (!model) throw CompileError("--verify: " + model.error().text());
   RefWeights w = loadRefWeights(g, ck);
@@ -125,17 +140,18 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
         auto cmp = [&](double x, double y, const std::string& what) {
           worst = std::max(worst, std::fabs(x - y));
           if (!withinTolerance(x, y, tolerance))
-            throw CompileError("--verify: stage " + st.name + " bucket " + describe(b) + ", batch \"" +
-                               nb.name + "\": " + what + " is " + std::to_string(x) + " but the reference says " +
+            throw CompileError("--verify: stage " + st.name + " bucket " + describe(b) + ", batch \"" + nb.name +
+                               "\": " + what + " is " + std::to_string(x) + " but the reference says " +
                                std::to_string(y));
         };
-        for (size_t k = 0; k < want.logits.size(); ++k) cmp(got.logits[k], want.logits[k], "logit " + std::to_string(k));
+        for (size_t k = 0; k < want.logits.size(); ++k)
+          cmp(got.logits[k], want.logits[k], "logit " + std::to_string(k));
         for (size_t s = 0; s < want.act.size(); ++s)
           for (int c = 0; c < 2; ++c) cmp(got.act[s][c], want.act[s][c], "act " + std::to_string(s));
         ++checked;
       }
-      log << "verify: stage " << st.name << " bucket " << describe(b) << ": ok (max abs diff "
-          << std::scientific << std::setprecision(2) << worst << std::defaultfloat << ")\n";
+      log << "verify: stage " << st.name << " bucket " << describe(b) << ": ok (max abs diff " << std::scientific
+          << std::setprecision(2) << worst << std::defaultfloat << ")\n";
     }
   }
   log << "verify: " << checked << " batches match the reference within " << describe(tolerance) << "\n";
@@ -153,14 +169,16 @@ void checkPrecision(const CompileOptions& o) {
   const bool bf16 = o.cpuPrecision == "bf16";
   for (const std::string& t : o.targets) {
     if (bf16 && t != cpu::kBf16Target)
-      throw CompileError("--cpu-precision bf16 packs the linears' weights in bf16 for " + std::string(cpu::kBf16Target) +
-                         " only; target " + t + " cannot read them (compile a second artifact for it)");
+      throw CompileError("--cpu-precision bf16 packs the linears' weights in bf16 for " +
+                         std::string(cpu::kBf16Target) + " only; target " + t +
+                         " cannot read them (compile a second artifact for it)");
     if (!bf16 && t == cpu::kBf16Target)
       throw CompileError("target " + t + " is for --cpu-precision bf16; for f32 kernels use x86-64-avx512");
   }
   if (bf16 && !o.cudaArchs.empty())
-    throw CompileError("--cpu-precision bf16 is for the CPU kernels; compile with --cuda-arch none (the CUDA "
-                       "kernels read f32 weights)");
+    throw CompileError(
+        "--cpu-precision bf16 is for the CPU kernels; compile with --cuda-arch none (the CUDA "
+        "kernels read f32 weights)");
 }
 
 // The model lowered: the distinct buckets of all stages (in order of first appearance) with
@@ -199,9 +217,9 @@ LoweredModel lowerModel(const CompileOptions& o, const Graph& g, const std::vect
                                   o.emit == Emit::Mlir ? &mlirText : nullptr));
     m.mlir.push_back(std::move(mlirText));
     log << "[" << i + 1 << "/" << m.buckets.size() << "] bucket " << describe(m.buckets[i]) << ": "
-        << m.plans.back().steps.size() << " kernel calls, " << m.kernels.specs.size() - before
-        << " new kernels, arena " << m.plans.back().arena << " bytes, " << std::fixed << std::setprecision(2)
-        << seconds(t0) << " s" << std::defaultfloat << "\n";
+        << m.plans.back().steps.size() << " kernel calls, " << m.kernels.specs.size() - before << " new kernels, arena "
+        << m.plans.back().arena << " bytes, " << std::fixed << std::setprecision(2) << seconds(t0) << " s"
+        << std::defaultfloat << "\n";
   }
   for (size_t i = 0; i < m.kernels.specs.size(); ++i) m.names.push_back(m.kernels.name(int64_t(i)));
   return m;
@@ -217,7 +235,8 @@ void emitText(const CompileOptions& o, const LoweredModel& m, const WeightPacker
       return;
     case Emit::Plan:
       for (const BucketPlan& p : m.plans) out << planText(p, m.kernels, weights);
-      for (const auto& st : m.stages) out << "stage " << st[key::name].get<std::string>() << ": buckets " << st[key::buckets].dump() << "\n";
+      for (const auto& st : m.stages)
+        out << "stage " << st[key::name].get<std::string>() << ": buckets " << st[key::buckets].dump() << "\n";
       return;
     case Emit::Cuda:
       out << cuda::moduleSource(specs, m.names, cuda::parseMath(o.cudaMath.empty() ? "tf32" : o.cudaMath.front()));
@@ -244,7 +263,10 @@ void emitText(const CompileOptions& o, const LoweredModel& m, const WeightPacker
 OJson gatherLimitsJson(const Graph& g) {
   OJson out = OJson::array();
   for (const GatherLimit& l : gatherLimits(g))
-    out.push_back({{key::index, kime_plan_input_names[l.index]}, {key::rows, l.rows}, {key::node, l.where}, {key::table, l.table}});
+    out.push_back({{key::index, kime_plan_input_names[l.index]},
+                   {key::rows, l.rows},
+                   {key::node, l.where},
+                   {key::table, l.table}});
   return out;
 }
 
@@ -252,24 +274,37 @@ OJson gatherLimitsJson(const Graph& g) {
 Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredModel& m, const WeightPacker& weights) {
   OJson weightsJson = OJson::array();
   for (const PackedWeight& w : weights.weights())
-    weightsJson.push_back({{key::name, w.name}, {key::layout, w.layout}, {key::shape, w.shape}, {key::offset, w.offset}, {key::dtype, w.dtype}});
+    weightsJson.push_back({{key::name, w.name},
+                           {key::layout, w.layout},
+                           {key::shape, w.shape},
+                           {key::offset, w.offset},
+                           {key::dtype, w.dtype}});
   OJson kernelsJson = OJson::array();
-  for (size_t i = 0; i < m.kernels.specs.size(); ++i)
-  {
+  for (size_t i = 0; i < m.kernels.specs.size(); ++i) {
     OJson slots = OJson::array();
     for (const kime_arg_slot& a : argSlots(m.kernels.specs[i])) slots.push_back(a.name);
-    kernelsJson.push_back({{key::name, m.names[i]}, {key::kind, className(m.kernels.specs[i].kind)},
-                           {key::slots, slots}, {key::spec, m.kernels.specs[i].describe()}});
+    kernelsJson.push_back({{key::name, m.names[i]},
+                           {key::kind, className(m.kernels.specs[i].kind)},
+                           {key::slots, slots},
+                           {key::spec, m.kernels.specs[i].describe()}});
   }
   OJson bucketsJson = OJson::array();
   for (const BucketPlan& p : m.plans) bucketsJson.push_back(bucketJson(p, m.kernels, o.cudaMath));
   OJson manifest = {
-      {key::format, KIME_FORMAT_VERSION}, {key::model, g.name}, {key::vocab, g.vocab}, {key::types, g.types}, {key::maxSeqLen, learnedPositions(g)},
+      {key::format, KIME_FORMAT_VERSION},
+      {key::model, g.name},
+      {key::vocab, g.vocab},
+      {key::types, g.types},
+      {key::maxSeqLen, learnedPositions(g)},
       {key::gatherLimits, gatherLimitsJson(g)},
-      {key::signature, {{key::inputs, {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
-                     {key::outputs, {"logits [M] f32", "act [S, 2] f32"}}}},
-      {key::weights, weightsJson}, {key::kernels, kernelsJson}, {key::code, {{key::cpu, o.targets}, {key::ptx, o.cudaArchs}, {key::cudaMath, o.cudaMath}}},
-      {key::buckets, bucketsJson}, {key::stages, m.stages}};
+      {key::signature,
+       {{key::inputs, {"ids [T] u32", "cu [S+1] u32", "markers [M] u32", "mcu [S+1] u32", "qtype [S] u8"}},
+        {key::outputs, {"logits [M] f32", "act [S, 2] f32"}}}},
+      {key::weights, weightsJson},
+      {key::kernels, kernelsJson},
+      {key::code, {{key::cpu, o.targets}, {key::ptx, o.cudaArchs}, {key::cudaMath, o.cudaMath}}},
+      {key::buckets, bucketsJson},
+      {key::stages, m.stages}};
   return {KIME_SECTION_MANIFEST, manifest.dump(1)};
 }
 
@@ -279,8 +314,8 @@ void codegen(const CompileOptions& o, const LoweredModel& m, std::vector<Section
   for (const std::string& t : o.targets) {
     auto t0 = std::chrono::steady_clock::now();
     sections.push_back({KIME_SECTION_CPU_CODE + t, cpu::compileSharedObject(m.kernels.specs, m.names, t, o.jobs)});
-    log << "codegen " << t << ": " << m.names.size() << " kernels, " << sections.back().bytes.size()
-        << " bytes, " << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
+    log << "codegen " << t << ": " << m.names.size() << " kernels, " << sections.back().bytes.size() << " bytes, "
+        << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
   }
   for (const std::string& math : o.cudaArchs.empty() ? std::vector<std::string>{} : o.cudaMath) {
     const std::string source = cuda::moduleSource(m.kernels.specs, m.names, cuda::parseMath(math));
@@ -307,15 +342,16 @@ void writeChecked(const CompileOptions& o, const std::vector<Section>& sections,
     std::remove(tmp.c_str());
     throw;
   }
-  if (std::rename(tmp.c_str(), o.output.c_str()) != 0) throw CompileError(o.output + ": cannot write the verified artifact");
+  if (std::rename(tmp.c_str(), o.output.c_str()) != 0)
+    throw CompileError(o.output + ": cannot write the verified artifact");
 }
 
 }  // namespace
 
 Emit parseEmit(const std::string& name) {
-  static const std::pair<const char*, Emit> names[] = {{"mlir", Emit::Mlir},     {"plan", Emit::Plan},
+  static const std::pair<const char*, Emit> names[] = {{"mlir", Emit::Mlir},         {"plan", Emit::Plan},
                                                        {"schedule", Emit::Schedule}, {"halide", Emit::Halide},
-                                                       {"asm", Emit::Asm},       {"cuda", Emit::Cuda}};
+                                                       {"asm", Emit::Asm},           {"cuda", Emit::Cuda}};
   if (name.empty()) return Emit::None;
   for (const auto& [n, e] : names)
     if (name == n) return e;
@@ -340,7 +376,8 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   WeightPacker weights(*ck);
   const LoweredModel m = lowerModel(o, g, stages, weights, log);
   if (o.emit != Emit::None) return emitText(o, m, weights, out);
-  std::vector<Section> sections = {manifestSection(o, g, m, weights), {KIME_SECTION_WEIGHTS_CPU, weights.sectionBytes()}};
+  std::vector<Section> sections = {manifestSection(o, g, m, weights),
+                                   {KIME_SECTION_WEIGHTS_CPU, weights.sectionBytes()}};
   codegen(o, m, sections, log);
   if (o.selftest) {
     auto t0 = std::chrono::steady_clock::now();

@@ -24,14 +24,14 @@ Emit parseEmit(const std::string& name);
 
 struct CompileOptions {
   std::string graph, weights, buckets, output;
-  std::vector<std::string> targets;  // CPU targets, e.g. x86-64-avx2
+  std::vector<std::string> targets;    // CPU targets, e.g. x86-64-avx2
   std::vector<std::string> cudaArchs;  // PTX for these, e.g. sm_90; none: no CUDA code
   // PTX for each CUDA math: tensor cores, exact f32
   std::vector<std::string> cudaMath = {kime_cuda_math_names[KIME_CUDA_TF32], kime_cuda_math_names[KIME_CUDA_F32]};
   Emit emit = Emit::None;
   bool verify = false;
-  bool pruneRows = true;             // kime-prune-rows: the last layer only for the heads' rows
-  bool fusion = true;                // kime-fuse's fused patterns (off: to measure what they save)
+  bool pruneRows = true;  // kime-prune-rows: the last layer only for the heads' rows
+  bool fusion = true;     // kime-fuse's fused patterns (off: to measure what they save)
   // f32, or bf16 (opt-in): the linears' weights in bf16 and their inputs rounded to bf16, for
   // AVX512-BF16 dot products; needs the target x86-64-avx512bf16 alone and no CUDA code
   std::string cpuPrecision = "f32";

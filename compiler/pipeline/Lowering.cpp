@@ -36,11 +36,16 @@ namespace {
 
 kime_row_symbol rowSymbol(shapes::Sym s, int64_t offset) {
   switch (s) {
-    case shapes::Sym::T: return KIME_ROWS_T;
-    case shapes::Sym::S: return offset ? KIME_ROWS_S1 : KIME_ROWS_S;
-    case shapes::Sym::M: return KIME_ROWS_M;
-    case shapes::Sym::R: return KIME_ROWS_R;
-    case shapes::Sym::None: return KIME_ROWS_STATIC;
+    case shapes::Sym::T:
+      return KIME_ROWS_T;
+    case shapes::Sym::S:
+      return offset ? KIME_ROWS_S1 : KIME_ROWS_S;
+    case shapes::Sym::M:
+      return KIME_ROWS_M;
+    case shapes::Sym::R:
+      return KIME_ROWS_R;
+    case shapes::Sym::None:
+      return KIME_ROWS_STATIC;
   }
   return KIME_ROWS_STATIC;
 }
@@ -86,7 +91,8 @@ class SlotArgs {
     for (const kime_arg_slot& slot : argSlots(s)) {
       auto it = bySlot_.find(slot.name);
       if (it == bySlot_.end())
-        throw CompileError("internal: kernel \"" + node + "\" has no argument for its slot \"" + slot.name + "\" (plan.h)");
+        throw CompileError("internal: kernel \"" + node + "\" has no argument for its slot \"" + slot.name +
+                           "\" (plan.h)");
       out.push_back(std::move(it->second));
       bySlot_.erase(it);
     }
@@ -123,19 +129,36 @@ class StepBuilder {
     setRows(k.getResult(), s);
     SlotArgs args;
     switch (s.kind) {
-      case KIME_CLASS_EMBED: embed(k, s, args); break;
-      case KIME_CLASS_NORM: input(k, s, args), norm(k, s, args); break;
-      case KIME_CLASS_LINEAR: step.flops = linear(k, s, args); break;
-      case KIME_CLASS_ATTENTION: step.flops = attention(k, s, args); break;
-      case KIME_CLASS_HEAD: step.flops = head(k, s, args); break;
+      case KIME_CLASS_EMBED:
+        embed(k, s, args);
+        break;
+      case KIME_CLASS_NORM:
+        input(k, s, args), norm(k, s, args);
+        break;
+      case KIME_CLASS_LINEAR:
+        step.flops = linear(k, s, args);
+        break;
+      case KIME_CLASS_ATTENTION:
+        step.flops = attention(k, s, args);
+        break;
+      case KIME_CLASS_HEAD:
+        step.flops = head(k, s, args);
+        break;
       case KIME_CLASS_SELECT:
         input(k, s, args);
         args.set("rows", outputRows(KIME_INPUT_OUT_ROWS));
         break;
-      case KIME_CLASS_GATHER: gather(k, s, args); break;
-      case KIME_CLASS_ELTWISE: eltwise(k, s, args); break;
-      case KIME_CLASS_ROPE: rope(k, s, args, step.node); break;
-      default: throw CompileError("internal: kernel \"" + step.node + "\" of no known class");
+      case KIME_CLASS_GATHER:
+        gather(k, s, args);
+        break;
+      case KIME_CLASS_ELTWISE:
+        eltwise(k, s, args);
+        break;
+      case KIME_CLASS_ROPE:
+        rope(k, s, args, step.node);
+        break;
+      default:
+        throw CompileError("internal: kernel \"" + step.node + "\" of no known class");
     }
     PlanArg out = arenaArg(k.getResult());
     if (s.kind == KIME_CLASS_HEAD) out.cols = s.out;  // [M] logits are [M, 1] to the kernel
@@ -151,7 +174,8 @@ class StepBuilder {
     Value v = k.getRoleOperand(role);
     if (layout == "rows") return valueArg(v);
     auto op = v.getDefiningOp<WeightOp>();
-    if (!op) throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is computed, but packed as " + layout);
+    if (!op)
+      throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is computed, but packed as " + layout);
     return weightArg(w_.use(op.getNode().str(), layout));
   }
   PlanArg weightArg(int64_t id) {
@@ -170,9 +194,7 @@ class StepBuilder {
   }
   PlanArg tokens(kime_plan_input name) { return inputArg(name, KIME_ROWS_T, b_.tokens, KIME_DTYPE_I32); }
   PlanArg outputRows(kime_plan_input name) { return inputArg(name, KIME_ROWS_R, b_.seqs + b_.markers, KIME_DTYPE_I32); }
-  static bool hasOutputRows(Value v) {
-    return cast<KimeTensorType>(v.getType()).getDims()[0].sym == shapes::Sym::R;
-  }
+  static bool hasOutputRows(Value v) { return cast<KimeTensorType>(v.getType()).getDims()[0].sym == shapes::Sym::R; }
 
   // An index array: one of the batch's own (u32 read as i32, qtype as u8) or the positions the
   // runtime stages.
@@ -218,12 +240,16 @@ class StepBuilder {
         args.set(s.indexU8 ? "index_u8" : "index", index);
         break;
       }
-      case mlir::kime::GatherKind::seqs: args.set("index", tokens(KIME_INPUT_TOKSEQ)); break;
+      case mlir::kime::GatherKind::seqs:
+        args.set("index", tokens(KIME_INPUT_TOKSEQ));
+        break;
       case mlir::kime::GatherKind::first:
-        args.set("index", inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs, KIME_DTYPE_I32));
+        args.set("index", inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs,
+                                   KIME_DTYPE_I32));
         break;
       case mlir::kime::GatherKind::markers:
-        args.set("index", inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32));
+        args.set("index", inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M,
+                                   b_.markers, KIME_DTYPE_I32));
         break;
     }
   }
@@ -289,7 +315,11 @@ class StepBuilder {
     s.ropeInterleaved = s.ropeHeads && hd % kRopePairGroup == 0;
     // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
     const std::string order = s.ropeInterleaved ? ":rope" + std::to_string(hd) : "";
-    const std::string layout = s.weightRows ? "rows" : (s.bf16 ? "pairs.bf16" : s.panel ? "panels" : "transposed") + order;
+    const std::string layout = s.weightRows ? "rows"
+                                            : (s.bf16    ? "pairs.bf16"
+                                               : s.panel ? "panels"
+                                                         : "transposed") +
+                                                  order;
     args.set("weight", weight(k, KernelRole::weight, layout));
     s.bias = bool(k.getBias());
     if (s.bias) args.set("bias", weight(k, KernelRole::bias, "rows" + order));
@@ -335,8 +365,10 @@ class StepBuilder {
     s.rows = *k.getRows() == mlir::kime::HeadRows::markers ? RowsKind::markers : RowsKind::first;
     const bool picked = hasOutputRows(k.getX());
     args.set("rows", s.rows == RowsKind::markers
-                         ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32)
-                         : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs, KIME_DTYPE_I32));
+                         ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M,
+                                    b_.markers, KIME_DTYPE_I32)
+                         : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs,
+                                    KIME_DTYPE_I32));
     PlanArg w = weight(k, KernelRole::weight, "transposed");
     s.out = w.cols;
     args.set("weight", w);
@@ -353,9 +385,8 @@ class StepBuilder {
 
 }  // namespace
 
-BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, int64_t ropeRows,
-                       WeightPacker& weights, KernelRegistry& kernels, const mlir::kime::PipelineOptions& options,
-                       std::string* mlirOut) {
+BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, int64_t ropeRows, WeightPacker& weights,
+                       KernelRegistry& kernels, const mlir::kime::PipelineOptions& options, std::string* mlirOut) {
   OwningOpRef<ModuleOp> module = importGraph(ctx, g);
   std::string diagnostics;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic& d) {
@@ -365,9 +396,9 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
   PassManager pm(&ctx);
   mlir::kime::buildBucketPipeline(pm, bucket.tokens, bucket.seqs, bucket.markers, options);
   if (failed(pm.run(*module)))
-    throw CompileError("graph \"" + g.name + "\", bucket {tokens " + std::to_string(bucket.tokens) +
-                       ", seqs " + std::to_string(bucket.seqs) + ", markers " +
-                       std::to_string(bucket.markers) + "}: " + diagnostics);
+    throw CompileError("graph \"" + g.name + "\", bucket {tokens " + std::to_string(bucket.tokens) + ", seqs " +
+                       std::to_string(bucket.seqs) + ", markers " + std::to_string(bucket.markers) +
+                       "}: " + diagnostics);
   if (mlirOut) {
     llvm::raw_string_ostream os(*mlirOut);
     module->print(os);

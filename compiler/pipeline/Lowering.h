@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/KernelSpec.h"
 #include "WeightPacker.h"
 #include "graph/Graph.h"
+#include "kernels/KernelSpec.h"
 #include "kime/Transforms/Passes.h"
 #include "kime/batch.h"
 
@@ -43,9 +43,9 @@ struct BucketPlan {
 // `ropeRows` sizes RoPE tables (the longest sequence of any bucket). With `mlirOut`, the planned
 // IR is printed there.
 // Throws CompileError with the pass's diagnostics.
-BucketPlan lowerBucket(mlir::MLIRContext& ctx, const Graph& g, const Bucket& bucket,
-                       int64_t ropeRows, WeightPacker& weights, KernelRegistry& kernels,
-                       const mlir::kime::PipelineOptions& options, std::string* mlirOut = nullptr);
+BucketPlan lowerBucket(mlir::MLIRContext& ctx, const Graph& g, const Bucket& bucket, int64_t ropeRows,
+                       WeightPacker& weights, KernelRegistry& kernels, const mlir::kime::PipelineOptions& options,
+                       std::string* mlirOut = nullptr);
 
 }  // namespace kime
 

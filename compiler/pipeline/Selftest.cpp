@@ -40,8 +40,9 @@ std::vector<Drawn> draw(const Graph& g, const std::vector<Stage>& stages, size_t
   std::vector<Pool> pools;
   for (const Stage& st : stages)
     for (size_t i = 0; i < st.buckets.size(); ++i)
-      pools.push_back({st, i, tooling::bucketBatches(st.buckets[i], size_t(g.vocab), size_t(g.types), learnedPositions(g),
-                                                     31 + pools.size())});
+      pools.push_back({st, i,
+                       tooling::bucketBatches(st.buckets[i], size_t(g.vocab), size_t(g.types), learnedPositions(g),
+                                              31 + pools.size())});
   std::vector<Drawn> out;
   for (size_t round = 0; out.size() < count; ++round) {
     size_t before = out.size();
@@ -72,8 +73,12 @@ Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<
       throw CompileError("--selftest: reference: " + err->text());
     OJson act = OJson::array();
     for (const auto& a : want.act) act.push_back({a[0], a[1]});
-    cases.push_back({{key::stage, d.stage}, {key::bucket, d.bucket}, {key::name, d.batch.name},
-                     {key::batch, batchJson(d.batch.batch)}, {key::logits, want.logits}, {key::act, act}});
+    cases.push_back({{key::stage, d.stage},
+                     {key::bucket, d.bucket},
+                     {key::name, d.batch.name},
+                     {key::batch, batchJson(d.batch.batch)},
+                     {key::logits, want.logits},
+                     {key::act, act}});
   }
   OJson tolerance = {{kime_arith_names[KIME_ARITH_CPU], toleranceJson(cpu)},
                      {kime_arith_names[KIME_ARITH_TF32], toleranceJson(kTf32Tolerance)},

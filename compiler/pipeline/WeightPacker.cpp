@@ -71,7 +71,8 @@ int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
   } else if (base == "pairs.bf16") {
     if (t->shape.size() != 2) throw CompileError("internal: pairing a weight of rank != 2");
     const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;
-    if (o % P != 0 || k % 2 != 0) throw CompileError("internal: bf16 pairs of a weight of odd inputs or partial panels");
+    if (o % P != 0 || k % 2 != 0)
+      throw CompileError("internal: bf16 pairs of a weight of odd inputs or partial panels");
     std::vector<float> pr(w.values.size());
     // Column i, input j: panel i / P, pair j / 2, then column i % P, then j % 2.
     for (int64_t i = 0; i < o; ++i)

@@ -12,7 +12,7 @@
 namespace kime {
 
 struct PackedWeight {
-  std::string name;    // checkpoint name, or "rope.cos:<hd>:<theta>" for a generated table
+  std::string name;  // checkpoint name, or "rope.cos:<hd>:<theta>" for a generated table
   // "rows" (as stored), "transposed" ([in, out], out fastest), "panels" (kWeightPanel columns
   // of the transposed matrix after another, each contiguous: [out / P * in, P]), "pairs.bf16"
   // (the panels in bf16 with each two consecutive inputs of a column side by side:
@@ -20,7 +20,7 @@ struct PackedWeight {
   std::string layout;
   std::vector<int64_t> shape;  // as packed, outermost first
   std::vector<float> values;
-  int64_t offset = 0;  // in the weights section, 64-byte aligned
+  int64_t offset = 0;         // in the weights section, 64-byte aligned
   std::string dtype = "f32";  // f32, or bf16: `values` are then rounded and stored in 2 bytes
 };
 

@@ -36,8 +36,7 @@ void parallelRows(size_t n, F f) {
   size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), (n + 15) / 16);
   if (threads <= 1) return f(size_t(0), n);
   std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t)
-    pool.emplace_back(f, n * t / threads, n * (t + 1) / threads);
+  for (size_t t = 0; t < threads; ++t) pool.emplace_back(f, n * t / threads, n * (t + 1) / threads);
   for (std::thread& th : pool) th.join();
 }
 
@@ -75,8 +74,7 @@ class Evaluator {
     values_["qtype"] = vectorOf(b.qtype);
     seqs_ = b.seqs();
     for (const WeightDecl& d : g.weights)
-      values_[d.name] = Value{size_t(d.shape[0]), d.shape.size() > 1 ? size_t(d.shape[1]) : 0, {},
-                              &w.at(d.name)};
+      values_[d.name] = Value{size_t(d.shape[0]), d.shape.size() > 1 ? size_t(d.shape[1]) : 0, {}, &w.at(d.name)};
   }
 
   std::optional<Error> run(RefOutputs& out) {
@@ -97,27 +95,39 @@ class Evaluator {
   }
 
  private:
-  Value apply(size_t index, const Node& n, const std::vector<const Value*>& in,
-              std::optional<Error>& err) {
+  Value apply(size_t index, const Node& n, const std::vector<const Value*>& in, std::optional<Error>& err) {
     const auto& a = n.attrs;
     switch (n.kind) {
-      case OpKind::GatherRows: return gatherRows(index, *in[0], *in[1], err);
-      case OpKind::ExpandSeqs: return expandSeqs(*in[0], *in[1]);
-      case OpKind::Positions: return positions(*in[0]);
-      case OpKind::Add: return zip(*in[0], *in[1], [](double x, double y) { return x + y; });
-      case OpKind::Mul: return zip(*in[0], *in[1], [](double x, double y) { return x * y; });
-      case OpKind::Silu: return map(*in[0], [](double x) { return x / (1 + std::exp(-x)); });
+      case OpKind::GatherRows:
+        return gatherRows(index, *in[0], *in[1], err);
+      case OpKind::ExpandSeqs:
+        return expandSeqs(*in[0], *in[1]);
+      case OpKind::Positions:
+        return positions(*in[0]);
+      case OpKind::Add:
+        return zip(*in[0], *in[1], [](double x, double y) { return x + y; });
+      case OpKind::Mul:
+        return zip(*in[0], *in[1], [](double x, double y) { return x * y; });
+      case OpKind::Silu:
+        return map(*in[0], [](double x) { return x / (1 + std::exp(-x)); });
       case OpKind::Gelu:
         return map(*in[0], [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
-      case OpKind::RmsNorm: return norm(*in[0], *in[1], nullptr, a[0]);
-      case OpKind::LayerNorm: return norm(*in[0], *in[1], in[2], a[0]);
-      case OpKind::Linear: return linear(*in[0], *in[1], in[2]);
-      case OpKind::Rope: return rope(*in[0], *in[1], size_t(a[0]), a[1]);
+      case OpKind::RmsNorm:
+        return norm(*in[0], *in[1], nullptr, a[0]);
+      case OpKind::LayerNorm:
+        return norm(*in[0], *in[1], in[2], a[0]);
+      case OpKind::Linear:
+        return linear(*in[0], *in[1], in[2]);
+      case OpKind::Rope:
+        return rope(*in[0], *in[1], size_t(a[0]), a[1]);
       case OpKind::Attention:
         return attention(*in[0], *in[1], *in[2], *in[3], size_t(a[0]), size_t(a[1]), a[2]);
-      case OpKind::GatherMarkers: return gatherMarkers(*in[0], *in[1], *in[2], *in[3]);
-      case OpKind::FirstRows: return firstRows(*in[0], *in[1]);
-      case OpKind::Squeeze: return {in[0]->rows, 0, in[0]->values(), nullptr};
+      case OpKind::GatherMarkers:
+        return gatherMarkers(*in[0], *in[1], *in[2], *in[3]);
+      case OpKind::FirstRows:
+        return firstRows(*in[0], *in[1]);
+      case OpKind::Squeeze:
+        return {in[0]->rows, 0, in[0]->values(), nullptr};
     }
     return {};
   }
@@ -127,9 +137,8 @@ class Evaluator {
     for (size_t i = 0; i < idx.rows; ++i) {
       size_t r = idx.at(i);
       if (r >= table.rows) {
-        err = Error::batch(describeNode(g_, index) + ": row " + std::to_string(r) +
-                           " is past the " + std::to_string(table.rows) + " rows of \"" +
-                           g_.nodes[index].operands[0] + "\"");
+        err = Error::batch(describeNode(g_, index) + ": row " + std::to_string(r) + " is past the " +
+                           std::to_string(table.rows) + " rows of \"" + g_.nodes[index].operands[0] + "\"");
         return out;
       }
       std::copy(table.row(r), table.row(r) + table.cols, out.row(i));
@@ -140,8 +149,7 @@ class Evaluator {
   Value expandSeqs(const Value& x, const Value& cu) {
     Value out = matrix(cu.at(seqs_), x.cols);
     for (size_t s = 0; s < seqs_; ++s)
-      for (size_t t = cu.at(s); t < cu.at(s + 1); ++t)
-        std::copy(x.row(s), x.row(s) + x.cols, out.row(t));
+      for (size_t t = cu.at(s); t < cu.at(s + 1); ++t) std::copy(x.row(s), x.row(s) + x.cols, out.row(t));
     return out;
   }
 
@@ -210,8 +218,8 @@ class Evaluator {
   }
 
   // Bidirectional inside each sequence; query head h reads kv head h / (heads / kvHeads).
-  Value attention(const Value& q, const Value& k, const Value& v, const Value& cu, size_t heads,
-                  size_t kvHeads, double scale) {
+  Value attention(const Value& q, const Value& k, const Value& v, const Value& cu, size_t heads, size_t kvHeads,
+                  double scale) {
     Value out = matrix(q.rows, q.cols);
     const size_t hd = q.cols / heads, group = heads / kvHeads;
     parallelRows(seqs_, [&](size_t sb, size_t se) {
@@ -276,8 +284,7 @@ std::string describe(Tolerance t) {
   return s.str();
 }
 
-std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch,
-                                       RefOutputs& out) {
+std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch, RefOutputs& out) {
   if (auto err = checkBatch(batch, size_t(g.vocab), size_t(g.types), learnedPositions(g))) return err;
   return Evaluator(g, w, batch).run(out);
 }

@@ -32,8 +32,8 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c);
 // Evaluates `g` on `batch`. The batch is checked first with checkBatch's rules and messages
 // (checkBatch). An index a node cannot follow (a position past a learned table) is a Batch error
 // that names the node.
-[[nodiscard]] std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w,
-                                                     const Batch& batch, RefOutputs& out);
+[[nodiscard]] std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch,
+                                                     RefOutputs& out);
 
 // How far an output may be from the reference: |got - want| <= abs + rel * |want|. `abs` is the
 // noise floor of the arithmetic (below it no sign can be judged), far under the outputs' size, so

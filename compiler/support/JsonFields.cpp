@@ -1,12 +1,12 @@
 #include "support/JsonFields.h"
 
+#include <unistd.h>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "kime/tooling/JsonText.h"
 
@@ -60,8 +60,7 @@ const Json& field(const Json& j, const char* key, const std::string& where) {
 
 std::string stringField(const Json& j, const char* key, const std::string& where) {
   const Json& v = field(j, key, where);
-  if (!v.is_string())
-    throw CompileError(where + ": field \"" + key + "\" must be a string, not " + v.type_name());
+  if (!v.is_string()) throw CompileError(where + ": field \"" + key + "\" must be a string, not " + v.type_name());
   return v.get<std::string>();
 }
 
@@ -80,8 +79,7 @@ int64_t intField(const Json& j, const char* key, const std::string& where) {
 
 double numberField(const Json& j, const char* key, const std::string& where) {
   const Json& v = field(j, key, where);
-  if (!v.is_number())
-    throw CompileError(where + ": field \"" + key + "\" must be a number, not " + v.dump());
+  if (!v.is_number()) throw CompileError(where + ": field \"" + key + "\" must be a number, not " + v.dump());
   return v.get<double>();
 }
 

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   o.stage = staged ? argv[3] : nullptr;  // NULL: "serve", as kime-run
   if (kime_executor_create(h.model, &o, &h.exec, &err) != KIME_OK) return fail(err.message);
 
-  const kime_batch batch = {b.ids.data(), b.ids.size(), b.cu.data(), b.cu.size(), b.markers.data(),
+  const kime_batch batch = {b.ids.data(),     b.ids.size(), b.cu.data(),  b.cu.size(),    b.markers.data(),
                             b.markers.size(), b.mcu.data(), b.mcu.size(), b.qtype.data(), b.qtype.size()};
   kime::Outputs out;
   out.logits.resize(b.markers.size());

@@ -1,13 +1,13 @@
 // Reading a `.kime` file: mapping, checks, manifest.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <nlohmann/json.hpp>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "kime/kime.h"
 #include "kime/manifest_keys.h"
@@ -58,8 +58,10 @@ ArgInfo argOf(const Json& j, const ModelImpl& m) {
   }
   a.source = src == key::srcArena ? ArgInfo::Source::Arena : ArgInfo::Source::Input;
   if (src != key::srcArena && src != key::srcInput) throw Fail{"unknown argument source \"" + src + "\""};
-  if (a.source == ArgInfo::Source::Arena) a.offset = j.at(key::offset).get<int64_t>();
-  else a.input = named<InputId>(kime_plan_input_names, j.at(key::name).get<std::string>(), "input");
+  if (a.source == ArgInfo::Source::Arena)
+    a.offset = j.at(key::offset).get<int64_t>();
+  else
+    a.input = named<InputId>(kime_plan_input_names, j.at(key::name).get<std::string>(), "input");
   a.rows = named<RowSym>(kime_row_symbol_names, j.at(key::rows).get<std::string>(), "row count");
   a.rowCount = j.at(key::bound).get<int64_t>();
   a.cols = j.at(key::cols).get<int64_t>();
@@ -81,14 +83,17 @@ std::vector<const kime_arg_slot*> slotsOf(const Json& names, kime_kernel_class c
     while (i < count && name != table[i].name) ++i;
     if (i == count) i = -1;
     if (i < 0)
-      throw Fail{"kernel " + kernel + ": \"" + name + "\" is no argument of the " + kime_kernel_class_names[c] + " class (plan.h)"};
+      throw Fail{"kernel " + kernel + ": \"" + name + "\" is no argument of the " + kime_kernel_class_names[c] +
+                 " class (plan.h)"};
     if (i < at) throw Fail{"kernel " + kernel + ": argument \"" + name + "\" is out of its class's order"};
     for (int j = at; j < i; ++j)
-      if (!table[j].optional) throw Fail{"kernel " + kernel + " has no \"" + table[j].name + "\" argument, which its class needs"};
+      if (!table[j].optional)
+        throw Fail{"kernel " + kernel + " has no \"" + table[j].name + "\" argument, which its class needs"};
     out.push_back(&table[i]);
     at = i + 1;
   }
-  if (at != count) throw Fail{"kernel " + kernel + " has no \"" + table[count - 1].name + "\" argument, which its class needs"};
+  if (at != count)
+    throw Fail{"kernel " + kernel + " has no \"" + table[count - 1].name + "\" argument, which its class needs"};
   return out;
 }
 
@@ -96,9 +101,11 @@ std::vector<const kime_arg_slot*> slotsOf(const Json& names, kime_kernel_class c
 // weight may be bf16 where the slot is f32: a bf16 linear's).
 void checkStepArgs(const StepInfo& si, const ModelImpl& m, const Bucket& b) {
   const std::vector<const kime_arg_slot*>& slots = m.kernelSlots[si.kernel];
-  const std::string where = "bucket " + describe(b) + ", step \"" + si.node + "\" (kernel " + m.kernelNames[si.kernel] + ")";
+  const std::string where =
+      "bucket " + describe(b) + ", step \"" + si.node + "\" (kernel " + m.kernelNames[si.kernel] + ")";
   if (si.args.size() != slots.size())
-    throw Fail{where + ": " + std::to_string(si.args.size()) + " arguments for its " + std::to_string(slots.size()) + " slots"};
+    throw Fail{where + ": " + std::to_string(si.args.size()) + " arguments for its " + std::to_string(slots.size()) +
+               " slots"};
   for (size_t i = 0; i < slots.size(); ++i) {
     const kime_kernel_type& t = si.args[i].type;
     const kime_dtype want = slots[i]->dtype;
@@ -140,12 +147,14 @@ void readManifest(const std::string& text, ModelImpl& m) {
   }
   for (const Json& k : j.at(key::kernels)) {
     m.kernelNames.push_back(k.at(key::name).get<std::string>());
-    m.kernelClasses.push_back(named<kime_kernel_class>(kime_kernel_class_names, k.at(key::kind).get<std::string>(), "kernel class"));
+    m.kernelClasses.push_back(
+        named<kime_kernel_class>(kime_kernel_class_names, k.at(key::kind).get<std::string>(), "kernel class"));
     m.kernelSlots.push_back(slotsOf(k.at(key::slots), m.kernelClasses.back(), m.kernelNames.back()));
   }
   for (const Json& b : j.at(key::buckets)) {
     BucketInfo bi;
-    bi.bucket = {b.at(key::tokens).get<uint32_t>(), b.at(key::seqs).get<uint32_t>(), b.at(key::markers).get<uint32_t>()};
+    bi.bucket = {b.at(key::tokens).get<uint32_t>(), b.at(key::seqs).get<uint32_t>(),
+                 b.at(key::markers).get<uint32_t>()};
     bi.arena = b.at(key::arena).get<int64_t>();
     for (const Json& s : b.at(key::steps)) {
       StepInfo si;
@@ -244,9 +253,7 @@ std::optional<std::string> checkLayout(const ModelImpl& m, uint64_t tableStart, 
 
 // The container (header, section table, checksums) and the manifest of the bytes at m.map.
 std::optional<Error> checkArtifact(ModelImpl& m) {
-  auto fail = [&](const std::string& msg) {
-    return std::optional<Error>(Error::unsupported(m.path + ": " + msg));
-  };
+  auto fail = [&](const std::string& msg) { return std::optional<Error>(Error::unsupported(m.path + ": " + msg)); };
   if (m.mapSize < sizeof(kime_file_header))
     return fail("not a kime artifact (" + std::to_string(m.mapSize) + " bytes is shorter than a header)");
   kime_file_header h;
@@ -273,8 +280,7 @@ std::optional<Error> checkArtifact(ModelImpl& m) {
     std::string name(e.name);
     for (size_t k = name.size(); k < KIME_SECTION_NAME_SIZE; ++k)
       if (e.name[k] != '\0') return fail("section " + std::to_string(i) + "'s name is not NUL padded");
-    if (e.offset % KIME_SECTION_ALIGN || e.offset < tableEnd || e.offset > m.mapSize ||
-        e.size > m.mapSize - e.offset)
+    if (e.offset % KIME_SECTION_ALIGN || e.offset < tableEnd || e.offset > m.mapSize || e.size > m.mapSize - e.offset)
       return fail("section \"" + name + "\" lies outside the file");
     if (kime_checksum(m.map + e.offset, e.size) != e.checksum)
       return fail("section \"" + name + "\" is corrupt (checksum mismatch)");
@@ -284,7 +290,8 @@ std::optional<Error> checkArtifact(ModelImpl& m) {
   const SectionInfo* manifest = m.section(KIME_SECTION_MANIFEST);
   const SectionInfo* weights = m.section(KIME_SECTION_WEIGHTS_CPU);
   if (!manifest || !weights)
-    return fail(std::string("a ") + KIME_SECTION_MANIFEST + " and a " + KIME_SECTION_WEIGHTS_CPU + " section are required");
+    return fail(std::string("a ") + KIME_SECTION_MANIFEST + " and a " + KIME_SECTION_WEIGHTS_CPU +
+                " section are required");
   m.weightData = reinterpret_cast<const float*>(m.map + weights->offset);
   m.weightBytes = weights->size;
   try {
@@ -300,13 +307,11 @@ std::optional<Error> checkArtifact(ModelImpl& m) {
 }  // namespace
 
 std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
-  auto fail = [&](const std::string& msg) {
-    return std::optional<Error>(Error::unsupported(path + ": " + msg));
-  };
+  auto fail = [&](const std::string& msg) { return std::optional<Error>(Error::unsupported(path + ": " + msg)); };
   m.path = path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
+  struct stat st{};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return fail("not a regular file");

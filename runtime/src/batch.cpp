@@ -6,14 +6,12 @@ std::string Error::text() const {
   switch (kind) {
     case ErrorKind::Batch:
       return "bad batch: " + detail;
-    case ErrorKind::NoBucket:
-    {
-      std::string t = "no " + detail + " bucket holds " + std::to_string(tokens) + " tokens, " +
-                      std::to_string(seqs) + " sequences and " + std::to_string(markers) + " markers";
+    case ErrorKind::NoBucket: {
+      std::string t = "no " + detail + " bucket holds " + std::to_string(tokens) + " tokens, " + std::to_string(seqs) +
+                      " sequences and " + std::to_string(markers) + " markers";
       if (largest.tokens)
         t += " (its largest bucket holds " + std::to_string(largest.tokens) + " tokens, " +
-             std::to_string(largest.seqs) + " sequences and " + std::to_string(largest.markers) +
-             " markers)";
+             std::to_string(largest.seqs) + " sequences and " + std::to_string(largest.markers) + " markers)";
       return t;
     }
     case ErrorKind::Unsupported:
@@ -31,27 +29,23 @@ std::string describe(const Bucket& b) {
 
 namespace {
 
-bool endsBeforeStart(const Batch& b, size_t i) {
-  return b.cu[i + 1] < b.cu[i] || b.mcu[i + 1] < b.mcu[i];
-}
+bool endsBeforeStart(const Batch& b, size_t i) { return b.cu[i + 1] < b.cu[i] || b.mcu[i + 1] < b.mcu[i]; }
 
 }  // namespace
 
 std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types, size_t maxLen) {
   auto bad = [](std::string m) { return std::optional<Error>(Error::batch(std::move(m))); };
   const size_t s = b.seqs();
-  if (b.cu.empty() || b.cu[0] != 0 || b.mcu.empty() || b.mcu[0] != 0)
-    return bad("cu and mcu must start at 0");
+  if (b.cu.empty() || b.cu[0] != 0 || b.mcu.empty() || b.mcu[0] != 0) return bad("cu and mcu must start at 0");
   if (b.mcu.size != s + 1 || b.qtype.size != s)
     return bad(std::to_string(s) + " sequences but " + std::to_string(b.mcu.size) + " mcu and " +
                std::to_string(b.qtype.size) + " qtype");
-  if (b.cu[s] != b.ids.size || b.mcu[s] != b.markers.size)
-    return bad("cu and mcu must end at the totals");
+  if (b.cu[s] != b.ids.size || b.mcu[s] != b.markers.size) return bad("cu and mcu must end at the totals");
   for (size_t i = 0; i < s; ++i) {
     if (endsBeforeStart(b, i)) return bad("sequence " + std::to_string(i) + " ends before it starts");
     if (b.qtype[i] >= types)
-      return bad("sequence " + std::to_string(i) + " has type " + std::to_string(b.qtype[i]) +
-                 " of " + std::to_string(types));
+      return bad("sequence " + std::to_string(i) + " has type " + std::to_string(b.qtype[i]) + " of " +
+                 std::to_string(types));
     // Both lists end at their totals, so a start past the total means that some later sequence
     // steps back. The seed would index out of range here; report that later sequence instead.
     if (b.mcu[i + 1] > b.markers.size) {
@@ -65,13 +59,12 @@ std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types, size
                  std::to_string(maxLen) + " positions");
     for (size_t k = b.mcu[i]; k < b.mcu[i + 1]; ++k)
       if (b.markers[k] >= len)
-        return bad("marker " + std::to_string(b.markers[k]) + " is past sequence " +
-                   std::to_string(i) + " of " + std::to_string(len) + " tokens");
+        return bad("marker " + std::to_string(b.markers[k]) + " is past sequence " + std::to_string(i) + " of " +
+                   std::to_string(len) + " tokens");
   }
   for (uint32_t id : b.ids)
     if (id >= vocab)
-      return bad("token id " + std::to_string(id) + " is past the vocabulary of " +
-                 std::to_string(vocab));
+      return bad("token id " + std::to_string(id) + " is past the vocabulary of " + std::to_string(vocab));
   return std::nullopt;
 }
 
@@ -85,17 +78,23 @@ int64_t firstPast(const Batch& b, kime_plan_input index, size_t rows) {
     return -1;
   };
   switch (index) {
-    case KIME_INPUT_IDS: return scan(b.ids);
-    case KIME_INPUT_QTYPE: return scan(b.qtype);
-    case KIME_INPUT_CU: return scan(b.cu);
-    case KIME_INPUT_MCU: return scan(b.mcu);
-    case KIME_INPUT_MARKERS: return scan(b.markers);
+    case KIME_INPUT_IDS:
+      return scan(b.ids);
+    case KIME_INPUT_QTYPE:
+      return scan(b.qtype);
+    case KIME_INPUT_CU:
+      return scan(b.cu);
+    case KIME_INPUT_MCU:
+      return scan(b.mcu);
+    case KIME_INPUT_MARKERS:
+      return scan(b.markers);
     case KIME_INPUT_TOKPOS:
       for (size_t s = 0; s < b.seqs(); ++s)
         for (uint32_t t = b.cu[s]; t < b.cu[s + 1]; ++t)
           if (t - b.cu[s] >= rows) return int64_t(t - b.cu[s]);
       return -1;
-    default: return -1;
+    default:
+      return -1;
   }
 }
 

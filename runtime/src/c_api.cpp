@@ -29,10 +29,18 @@ kime_status fail(kime_error* e, kime_status s, const char* msg) {
 kime_status fail(kime_error* e, const kime::Error& err) {
   kime_status s = KIME_UNSUPPORTED;
   switch (err.kind) {
-    case kime::ErrorKind::Batch: s = KIME_BAD_BATCH; break;
-    case kime::ErrorKind::NoBucket: s = KIME_NO_BUCKET; break;
-    case kime::ErrorKind::Unsupported: s = KIME_UNSUPPORTED; break;
-    case kime::ErrorKind::Device: s = KIME_DEVICE; break;
+    case kime::ErrorKind::Batch:
+      s = KIME_BAD_BATCH;
+      break;
+    case kime::ErrorKind::NoBucket:
+      s = KIME_NO_BUCKET;
+      break;
+    case kime::ErrorKind::Unsupported:
+      s = KIME_UNSUPPORTED;
+      break;
+    case kime::ErrorKind::Device:
+      s = KIME_DEVICE;
+      break;
   }
   return fail(e, s, err.text().c_str());
 }
@@ -95,10 +103,11 @@ kime_status kime_model_open(const char* path, kime_model** out_model, kime_error
   return kime_model_open_with_options(path, nullptr, out_model, error);
 }
 
-kime_status kime_model_open_with_options(const char* path, const kime_model_options* options,
-                                         kime_model** out_model, kime_error* error) {
+kime_status kime_model_open_with_options(const char* path, const kime_model_options* options, kime_model** out_model,
+                                         kime_error* error) {
   if (out_model) *out_model = nullptr;
-  if (!path || !out_model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: path and out_model are required");
+  if (!path || !out_model)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: path and out_model are required");
   kime::ModelOptions o;
   if (!modelOptions(options, o))
     return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: options were not made by kime_model_options_init");
@@ -111,19 +120,22 @@ kime_status kime_model_open_memory(const void* data, size_t size, const kime_mod
   if (!out_model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open_memory: out_model is required");
   kime::ModelOptions o;
   if (!modelOptions(options, o))
-    return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open_memory: options were not made by kime_model_options_init");
+    return fail(error, KIME_INVALID_ARGUMENT,
+                "kime_model_open_memory: options were not made by kime_model_options_init");
   return opened([&] { return kime::Model::openMemory(data, size, o); }, out_model, error);
 }
 
 void kime_model_release(kime_model* model) { delete model; }
 
-kime_status kime_executor_create(kime_model* model, const kime_executor_options* options,
-                                 kime_executor** out_executor, kime_error* error) {
+kime_status kime_executor_create(kime_model* model, const kime_executor_options* options, kime_executor** out_executor,
+                                 kime_error* error) {
   if (out_executor) *out_executor = nullptr;
-  if (!model || !out_executor) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_create: model and out_executor are required");
+  if (!model || !out_executor)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_create: model and out_executor are required");
   kime::ExecutorOptions o;
   if (!executorOptions(options, o))
-    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_create: options were not made by kime_executor_options_init");
+    return fail(error, KIME_INVALID_ARGUMENT,
+                "kime_executor_create: options were not made by kime_executor_options_init");
   try {
     std::string stage;
     if (options && options->stage) stage = options->stage;
@@ -143,7 +155,8 @@ kime_status kime_model_selftest(kime_model* model, const kime_executor_options* 
   if (!model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_selftest: model is required");
   kime::ExecutorOptions o;
   if (!executorOptions(options, o))
-    return fail(error, KIME_INVALID_ARGUMENT, "kime_model_selftest: options were not made by kime_executor_options_init");
+    return fail(error, KIME_INVALID_ARGUMENT,
+                "kime_model_selftest: options were not made by kime_executor_options_init");
   try {
     auto r = kime::runSelftest(model->model, o);
     if (!r) return fail(error, r.error());
@@ -155,7 +168,9 @@ kime_status kime_model_selftest(kime_model* model, const kime_executor_options* 
     if (r->passed()) return ok(error);
     for (const kime::SelftestBucket& b : r->buckets)
       if (!b.failure.empty())
-        return fail(error, KIME_DEVICE, ("selftest failed: stage " + b.stage + " bucket " + kime::describe(b.bucket) + ": " + b.failure).c_str());
+        return fail(
+            error, KIME_DEVICE,
+            ("selftest failed: stage " + b.stage + " bucket " + kime::describe(b.bucket) + ": " + b.failure).c_str());
     return fail(error, KIME_DEVICE, "selftest failed: no batch ran");
   } catch (const std::exception& e) {
     return fail(error, KIME_DEVICE, e.what());
@@ -171,16 +186,19 @@ size_t kime_executor_bucket_count(const kime_executor* executor) {
 kime_status kime_executor_bucket(const kime_executor* executor, size_t index, kime_bucket* out_bucket,
                                  kime_error* error) {
   if (out_bucket) *out_bucket = {0, 0, 0};
-  if (!executor || !out_bucket) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_bucket: executor and out_bucket are required");
+  if (!executor || !out_bucket)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_bucket: executor and out_bucket are required");
   std::vector<kime::Bucket> b = executor->model->buckets(executor->exec->stage());
-  if (index >= b.size()) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_bucket: index past the stage's buckets");
+  if (index >= b.size())
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_bucket: index past the stage's buckets");
   *out_bucket = {b[index].tokens, b[index].seqs, b[index].markers};
   return ok(error);
 }
 
 kime_status kime_executor_stats(const kime_executor* executor, kime_stats* out_stats, kime_error* error) {
   if (out_stats) std::memset(out_stats, 0, sizeof *out_stats);
-  if (!executor || !out_stats) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_stats: executor and out_stats are required");
+  if (!executor || !out_stats)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_stats: executor and out_stats are required");
   *out_stats = executor->exec->stats();
   return ok(error);
 }
@@ -206,15 +224,19 @@ kime_status kime_executor_prepare(kime_executor* executor, size_t index, kime_er
   }
 }
 
-kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch, float* logits,
-                              size_t logits_cap, float* act, size_t act_cap, kime_bucket* out_bucket,
-                              kime_error* error) {
+kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch, float* logits, size_t logits_cap,
+                              float* act, size_t act_cap, kime_bucket* out_bucket, kime_error* error) {
   if (out_bucket) *out_bucket = {0, 0, 0};
-  if (!executor || !batch) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: executor and batch are required");
-  kime::Batch b{{batch->ids, batch->ids_len}, {batch->cu, batch->cu_len}, {batch->markers, batch->markers_len},
-                {batch->mcu, batch->mcu_len}, {batch->qtype, batch->qtype_len}};
+  if (!executor || !batch)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: executor and batch are required");
+  kime::Batch b{{batch->ids, batch->ids_len},
+                {batch->cu, batch->cu_len},
+                {batch->markers, batch->markers_len},
+                {batch->mcu, batch->mcu_len},
+                {batch->qtype, batch->qtype_len}};
   if (logits_cap < b.markerCount() || act_cap < 2 * b.seqs())
-    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: the output arrays are smaller than the batch's markers and sequences");
+    return fail(error, KIME_INVALID_ARGUMENT,
+                "kime_executor_run: the output arrays are smaller than the batch's markers and sequences");
   if ((b.markerCount() && !logits) || (b.seqs() && !act))
     return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: output arrays are required");
   try {

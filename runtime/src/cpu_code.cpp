@@ -1,12 +1,12 @@
 // Loading the CPU kernels: the best code section this CPU runs, from memory, by the system's
 // loader (memfd + dlopen) or by kime's own (static executables; KIME_KERNEL_LOADER=kime).
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <variant>
 
 #include "elf_image.h"
@@ -28,8 +28,7 @@ std::vector<std::string> hostCpuTargets() {
       __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma"))
     t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512BF16]);
   if (avx512) t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512]);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("f16c"))
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
     t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX2]);
   return t;
 #elif defined(__aarch64__)
@@ -131,7 +130,8 @@ std::variant<const SectionInfo*, Error> chooseCpuCode(ModelImpl& m, const std::s
       return code;
     }
   const std::string has = have.empty() ? "no target" : joined(have, ", ");
-  if (!pick.empty()) return Error::unsupported(m.path + ": the artifact has no " + pick + " code (it has CPU code for " + has + ")");
+  if (!pick.empty())
+    return Error::unsupported(m.path + ": the artifact has no " + pick + " code (it has CPU code for " + has + ")");
   return Error::unsupported(m.path + ": the artifact has CPU code for " + has + ", but this machine needs " +
                             (host.empty() ? "a target kime does not know" : joined(host, " or ")));
 }

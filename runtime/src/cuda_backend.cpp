@@ -98,8 +98,12 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
   if (auto e = check("cuDeviceGetName", d->deviceGetName(name, sizeof name - 1, cm->device))) return *e;
   cm->deviceName = name;
   int major = 0, minor = 0;
-  if (auto e = check("cuDeviceGetAttribute", d->deviceGetAttribute(&major, cu::kAttrComputeCapabilityMajor, cm->device))) return *e;
-  if (auto e = check("cuDeviceGetAttribute", d->deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, cm->device))) return *e;
+  if (auto e =
+          check("cuDeviceGetAttribute", d->deviceGetAttribute(&major, cu::kAttrComputeCapabilityMajor, cm->device)))
+    return *e;
+  if (auto e =
+          check("cuDeviceGetAttribute", d->deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, cm->device)))
+    return *e;
   const int sm = major * 10 + minor;
 
   // The newest PTX of this arithmetic the device can run (the driver compiles PTX forward,
@@ -117,10 +121,11 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
   }
   if (!ptx)
     return Error::unsupported(m.path + ": " +
-                              (have.empty() ? std::string("the artifact has no CUDA code (compiled with --cuda-arch none)")
-                                            : "the artifact has PTX for " + have) +
-                              ", but " + cm->deviceName + " (sm_" + std::to_string(sm) + ") needs " + mathDot +
-                              "sm_" + std::to_string(sm) + " or older");
+                              (have.empty()
+                                   ? std::string("the artifact has no CUDA code (compiled with --cuda-arch none)")
+                                   : "the artifact has PTX for " + have) +
+                              ", but " + cm->deviceName + " (sm_" + std::to_string(sm) + ") needs " + mathDot + "sm_" +
+                              std::to_string(sm) + " or older");
 
   if (auto e = check("cuDevicePrimaryCtxRetain", d->primaryCtxRetain(&cm->ctx, cm->device))) return *e;
   if (auto e = check("cuCtxSetCurrent", d->ctxSetCurrent(cm->ctx))) return *e;
@@ -135,7 +140,8 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
   }
   for (const WeightInfo& w : m.weights) cm->weightOffsets.push_back(w.offset);
   if (auto e = check("cuMemAlloc (weights)", d->memAlloc(&cm->weights, std::max<size_t>(m.weightBytes, 1)))) return *e;
-  if (auto e = check("cuMemcpyHtoD (weights)", d->memcpyHtoD(cm->weights, m.weightData, size_t(m.weightBytes)))) return *e;
+  if (auto e = check("cuMemcpyHtoD (weights)", d->memcpyHtoD(cm->weights, m.weightData, size_t(m.weightBytes))))
+    return *e;
   m.cuda[math] = cm;
   return cm;
 }
@@ -161,7 +167,8 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
   if (auto e = check("cuMemHostAlloc (staging)", d->memHostAlloc(&host, p->layout.bytes, 0))) return e;
   p->hostStaging = static_cast<uint8_t*>(host);
   std::memset(p->hostStaging, 0, p->layout.bytes);
-  if (auto e = check("cuMemHostAlloc (outputs)", d->memHostAlloc(&host, std::max<size_t>(outFloats, 1) * 4, 0))) return e;
+  if (auto e = check("cuMemHostAlloc (outputs)", d->memHostAlloc(&host, std::max<size_t>(outFloats, 1) * 4, 0)))
+    return e;
   p->hostOut = static_cast<float*>(host);
   if (auto e = check("cuStreamCreate", d->streamCreate(&p->stream, cu::kStreamNonBlocking))) return e;
 
@@ -169,12 +176,18 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
   const StagingLayout& l = p->layout;
   auto inputAt = [&](InputId id) -> cu::DevicePtr {
     switch (id) {
-      case KIME_INPUT_IDS: return p->staging + l.ids;
-      case KIME_INPUT_QTYPE: return p->staging + l.qtype;
-      case KIME_INPUT_CU: return p->staging + l.cu;
-      case KIME_INPUT_MARKERS: return p->staging + l.markers;
-      case KIME_INPUT_MCU: return p->staging + l.mcu;
-      default: return p->staging + l.staged[stagedIndex(id)];
+      case KIME_INPUT_IDS:
+        return p->staging + l.ids;
+      case KIME_INPUT_QTYPE:
+        return p->staging + l.qtype;
+      case KIME_INPUT_CU:
+        return p->staging + l.cu;
+      case KIME_INPUT_MARKERS:
+        return p->staging + l.markers;
+      case KIME_INPUT_MCU:
+        return p->staging + l.mcu;
+      default:
+        return p->staging + l.staged[stagedIndex(id)];
     }
   };
   std::vector<cu::DevicePtr> values;
@@ -188,19 +201,25 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
     if (r) break;
     values.assign(1, p->staging + l.counts);
     for (const ArgInfo& a : s.args) {
-      if (a.source == ArgInfo::Source::Arena) values.push_back(p->arena + uint64_t(a.offset));
-      else if (a.source == ArgInfo::Source::Weight) values.push_back(cm.weights + cm.weightOffsets[size_t(a.weight)]);
-      else values.push_back(inputAt(a.input));
+      if (a.source == ArgInfo::Source::Arena)
+        values.push_back(p->arena + uint64_t(a.offset));
+      else if (a.source == ArgInfo::Source::Weight)
+        values.push_back(cm.weights + cm.weightOffsets[size_t(a.weight)]);
+      else
+        values.push_back(inputAt(a.input));
     }
     params.clear();
     for (cu::DevicePtr& v : values) params.push_back(&v);
     const StepInfo::Launch& l = s.launch[cm.math];
-    r = d->launchKernel(cm.functions[s.kernel], l.gridX, l.gridY, 1, l.block, 1, 1, 0, p->stream, params.data(), nullptr);
+    r = d->launchKernel(cm.functions[s.kernel], l.gridX, l.gridY, 1, l.block, 1, 1, 0, p->stream, params.data(),
+                        nullptr);
     if (r) failed = "cuLaunchKernel (capture)";
   }
   if (!r) {
     r = d->memcpyDtoHAsync(p->hostOut, p->arena + uint64_t(b.logits.offset), b.bucket.markers * 4, p->stream);
-    if (!r) r = d->memcpyDtoHAsync(p->hostOut + b.bucket.markers, p->arena + uint64_t(b.act.offset), b.bucket.seqs * 8, p->stream);
+    if (!r)
+      r = d->memcpyDtoHAsync(p->hostOut + b.bucket.markers, p->arena + uint64_t(b.act.offset), b.bucket.seqs * 8,
+                             p->stream);
     if (r) failed = "cuMemcpyDtoHAsync (capture)";
   }
   cu::Result endR = d->streamEndCapture(p->stream, &p->graph);
@@ -217,7 +236,8 @@ std::optional<Error> runCudaPlan(CudaModel& cm, CudaPlan& p, const Batch& b, Out
   const size_t T = b.tokens(), S = b.seqs(), M = b.markerCount();
   uint8_t* h = p.hostStaging;
   auto at = [&](size_t offset) { return reinterpret_cast<int32_t*>(h + offset); };
-  at(l.counts)[KIME_COUNT_T] = int32_t(T), at(l.counts)[KIME_COUNT_S] = int32_t(S), at(l.counts)[KIME_COUNT_M] = int32_t(M);
+  at(l.counts)[KIME_COUNT_T] = int32_t(T), at(l.counts)[KIME_COUNT_S] = int32_t(S),
+  at(l.counts)[KIME_COUNT_M] = int32_t(M);
   at(l.counts)[KIME_COUNT_R] = int32_t(S + M);  // kime-prune-rows' output rows
   if (T) std::memcpy(h + l.ids, b.ids.data, T * 4);
   if (S) std::memcpy(h + l.qtype, b.qtype.data, S);

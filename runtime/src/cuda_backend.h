@@ -27,7 +27,7 @@ struct CudaModel {
   std::vector<cu::Function> functions;  // by kernel index
   cu::DevicePtr weights = 0;
   std::vector<uint64_t> weightOffsets;  // by weight index, bytes into `weights`
-  std::string deviceName, arch;  // e.g. "NVIDIA H200", "sm_90" (the PTX loaded)
+  std::string deviceName, arch;         // e.g. "NVIDIA H200", "sm_90" (the PTX loaded)
   CudaMath math = kTf32;
 
   ~CudaModel();

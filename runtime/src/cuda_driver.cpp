@@ -16,15 +16,24 @@ namespace {
 // Names for the results a driver that cannot name them (CUDA's stub library) gives most often.
 const char* knownName(Result r) {
   switch (r) {
-    case 1: return "CUDA_ERROR_INVALID_VALUE";
-    case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
-    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
-    case 34: return "CUDA_ERROR_STUB_LIBRARY (this is CUDA's stub libcuda, not a driver)";
-    case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
-    case 100: return "CUDA_ERROR_NO_DEVICE";
-    case 218: return "CUDA_ERROR_INVALID_PTX";
-    case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
-    default: return nullptr;
+    case 1:
+      return "CUDA_ERROR_INVALID_VALUE";
+    case 2:
+      return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 3:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34:
+      return "CUDA_ERROR_STUB_LIBRARY (this is CUDA's stub libcuda, not a driver)";
+    case 35:
+      return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 100:
+      return "CUDA_ERROR_NO_DEVICE";
+    case 218:
+      return "CUDA_ERROR_INVALID_PTX";
+    case 222:
+      return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+    default:
+      return nullptr;
   }
 }
 
@@ -34,9 +43,12 @@ std::string Driver::failure(const char* call, Result r) const {
   const char* name = nullptr;
   const char* text = nullptr;
   std::string s = std::string(call) + " failed: ";
-  if (getErrorName && getErrorName(r, &name) == 0 && name) s += name;
-  else if (const char* known = knownName(r)) s += known;
-  else s += "CUDA error " + std::to_string(r);
+  if (getErrorName && getErrorName(r, &name) == 0 && name)
+    s += name;
+  else if (const char* known = knownName(r))
+    s += known;
+  else
+    s += "CUDA error " + std::to_string(r);
   if (getErrorString && getErrorString(r, &text) == 0 && text) s += std::string(" (") + text + ")";
   return s;
 }
@@ -61,7 +73,7 @@ Loaded load(const char* path) {
   // Each entry point by the name the driver exports for the ABI declared in cuda_driver.h.
   bool ok = true;
   auto bind = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)> >(dlsym(lib, name));
     if (!fn && ok) {
       l.error = std::string("the CUDA driver ") + path + " lacks " + name;
       ok = false;

@@ -56,8 +56,8 @@ struct Driver {
   Result (*graphLaunch)(GraphExec, Stream);
   Result (*graphExecDestroy)(GraphExec);
   Result (*graphDestroy)(Graph);
-  Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream,
-                         void**, void**);
+  Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream, void**,
+                         void**);
   Result (*getErrorName)(Result, const char**);
   Result (*getErrorString)(Result, const char**);
 

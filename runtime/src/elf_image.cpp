@@ -1,11 +1,11 @@
 #include "elf_image.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <elf.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace kime {
 
@@ -74,7 +74,8 @@ struct ElfImage::Loader {
       return fail("not a 64-bit little-endian ELF object");
     if (eh.e_type != ET_DYN) return fail("not a shared object");
     if (eh.e_machine != kMachine)
-      return fail("built for ELF machine " + std::to_string(eh.e_machine) + ", this one is " + std::to_string(kMachine));
+      return fail("built for ELF machine " + std::to_string(eh.e_machine) + ", this one is " +
+                  std::to_string(kMachine));
     if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
         (size - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum)
       return fail("program headers outside the object");
@@ -114,28 +115,63 @@ struct ElfImage::Loader {
     for (size_t i = 0; i < seg->p_memsz / sizeof(Elf64_Dyn) && dyn[i].d_tag != DT_NULL; ++i) {
       uint64_t v = dyn[i].d_un.d_val;
       switch (dyn[i].d_tag) {
-        case DT_SYMTAB: d.symtab = v; break;
-        case DT_STRTAB: d.strtab = v; break;
-        case DT_STRSZ: d.strsz = v; break;
-        case DT_HASH: d.hash = v; break;
-        case DT_GNU_HASH: d.gnuHash = v; break;
-        case DT_RELA: d.rela = v; break;
-        case DT_RELASZ: d.relasz = v; break;
-        case DT_RELAENT: d.relaent = v; break;
-        case DT_JMPREL: d.jmprel = v; break;
-        case DT_PLTRELSZ: d.pltrelsz = v; break;
+        case DT_SYMTAB:
+          d.symtab = v;
+          break;
+        case DT_STRTAB:
+          d.strtab = v;
+          break;
+        case DT_STRSZ:
+          d.strsz = v;
+          break;
+        case DT_HASH:
+          d.hash = v;
+          break;
+        case DT_GNU_HASH:
+          d.gnuHash = v;
+          break;
+        case DT_RELA:
+          d.rela = v;
+          break;
+        case DT_RELASZ:
+          d.relasz = v;
+          break;
+        case DT_RELAENT:
+          d.relaent = v;
+          break;
+        case DT_JMPREL:
+          d.jmprel = v;
+          break;
+        case DT_PLTRELSZ:
+          d.pltrelsz = v;
+          break;
         case DT_PLTREL:
           if (v != DT_RELA) return fail("PLT relocations are not RELA");
           break;
-        case DT_INIT: d.init = v; break;
-        case DT_INIT_ARRAY: d.initArray = v; break;
-        case DT_INIT_ARRAYSZ: d.initArraySz = v; break;
-        case DT_FINI: d.fini = v; break;
-        case DT_FINI_ARRAY: d.finiArray = v; break;
-        case DT_FINI_ARRAYSZ: d.finiArraySz = v; break;
-        case DT_REL: return fail("REL relocations are not supported");
-        case DT_TEXTREL: return fail("relocations in read-only code are not supported");
-        default: break;  // DT_NEEDED and the rest: the host table stands in for the libraries
+        case DT_INIT:
+          d.init = v;
+          break;
+        case DT_INIT_ARRAY:
+          d.initArray = v;
+          break;
+        case DT_INIT_ARRAYSZ:
+          d.initArraySz = v;
+          break;
+        case DT_FINI:
+          d.fini = v;
+          break;
+        case DT_FINI_ARRAY:
+          d.finiArray = v;
+          break;
+        case DT_FINI_ARRAYSZ:
+          d.finiArraySz = v;
+          break;
+        case DT_REL:
+          return fail("REL relocations are not supported");
+        case DT_TEXTREL:
+          return fail("relocations in read-only code are not supported");
+        default:
+          break;  // DT_NEEDED and the rest: the host table stands in for the libraries
       }
     }
     if (d.relaent != sizeof(Elf64_Rela)) return fail("unexpected relocation entry size");
@@ -209,7 +245,8 @@ struct ElfImage::Loader {
         if (!resolve(ELF64_R_SYM(r[k].r_info), v)) return false;
         v += uint64_t(r[k].r_addend);
       } else {
-        return fail("relocation " + std::to_string(k) + " has type " + std::to_string(type) + ", which kime's loader does not handle");
+        return fail("relocation " + std::to_string(k) + " has type " + std::to_string(type) +
+                    ", which kime's loader does not handle");
       }
       std::memcpy(where, &v, 8);
     }
@@ -222,7 +259,8 @@ struct ElfImage::Loader {
     std::vector<int> prot((hi - lo) / ps, PROT_NONE);
     for (const Elf64_Phdr& p : ph) {
       if (p.p_type != PT_LOAD || p.p_memsz == 0) continue;
-      int f = (p.p_flags & PF_R ? PROT_READ : 0) | (p.p_flags & PF_W ? PROT_WRITE : 0) | (p.p_flags & PF_X ? PROT_EXEC : 0);
+      int f =
+          (p.p_flags & PF_R ? PROT_READ : 0) | (p.p_flags & PF_W ? PROT_WRITE : 0) | (p.p_flags & PF_X ? PROT_EXEC : 0);
       for (uint64_t a = pageDown(p.p_vaddr); a < p.p_vaddr + p.p_memsz; a += ps) prot[(a - lo) / ps] |= f;
     }
     for (const Elf64_Phdr& p : ph)
@@ -233,9 +271,11 @@ struct ElfImage::Loader {
     for (size_t i = 0; i < prot.size();) {
       size_t j = i;
       while (j < prot.size() && prot[j] == prot[i]) ++j;
-      if (mprotect(base + lo + i * ps, (j - i) * ps, prot[i]) != 0) return fail(std::string("mprotect: ") + std::strerror(errno));
+      if (mprotect(base + lo + i * ps, (j - i) * ps, prot[i]) != 0)
+        return fail(std::string("mprotect: ") + std::strerror(errno));
       if (prot[i] & PROT_EXEC)
-        __builtin___clear_cache(reinterpret_cast<char*>(base + lo + i * ps), reinterpret_cast<char*>(base + lo + j * ps));
+        __builtin___clear_cache(reinterpret_cast<char*>(base + lo + i * ps),
+                                reinterpret_cast<char*>(base + lo + j * ps));
       i = j;
     }
     return true;
@@ -261,7 +301,8 @@ struct ElfImage::Loader {
       return true;
     };
     if (d.init) init.push_back(reinterpret_cast<void (*)()>(img.base_ + d.init));
-    if (!functions(d.initArray, d.initArraySz, init)) return fail("constructor table outside the object, or misaligned");
+    if (!functions(d.initArray, d.initArraySz, init))
+      return fail("constructor table outside the object, or misaligned");
     std::vector<void (*)()> fini;
     if (!functions(d.finiArray, d.finiArraySz, fini)) return fail("finalizer table outside the object, or misaligned");
     img.finalizers_.assign(fini.rbegin(), fini.rend());

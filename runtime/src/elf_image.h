@@ -45,7 +45,7 @@ class ElfImage {
  private:
   struct Loader;
   ElfImage() = default;
-  void* map_ = nullptr;      // the mapping, span_ bytes
+  void* map_ = nullptr;  // the mapping, span_ bytes
   size_t span_ = 0;
   uint8_t* base_ = nullptr;  // where virtual address 0 of the object lies
   std::vector<void (*)()> finalizers_;

@@ -1,9 +1,9 @@
 // Model and Executor: bucket choice, plan preparation, and the allocation-free run.
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "cuda_backend.h"
@@ -64,9 +64,8 @@ std::vector<Bucket> Model::buckets(const std::string& stage) const {
 
 std::string Model::inspect() const {
   const ModelImpl& m = *impl_;
-  std::string s = "model " + m.name + " (vocab " + std::to_string(m.vocab) + ", types " +
-                  std::to_string(m.types) + ")\nfile " + m.path + " (" + std::to_string(m.mapSize) +
-                  " bytes)\nsections:\n";
+  std::string s = "model " + m.name + " (vocab " + std::to_string(m.vocab) + ", types " + std::to_string(m.types) +
+                  ")\nfile " + m.path + " (" + std::to_string(m.mapSize) + " bytes)\nsections:\n";
   for (const SectionInfo& sec : m.sections)
     s += "  " + sec.name + std::string(sec.name.size() < 24 ? 24 - sec.name.size() : 1, ' ') +
          std::to_string(sec.size) + " bytes at " + std::to_string(sec.offset) + "\n";
@@ -75,8 +74,8 @@ std::string Model::inspect() const {
     s += "  " + st.name + ":\n";
     for (size_t b : st.buckets) {
       const BucketInfo& bi = m.buckets[b];
-      s += "    bucket " + describe(bi.bucket) + ": arena " + std::to_string(bi.arena) +
-           " bytes, " + std::to_string(bi.steps.size()) + " kernel calls\n";
+      s += "    bucket " + describe(bi.bucket) + ": arena " + std::to_string(bi.arena) + " bytes, " +
+           std::to_string(bi.steps.size()) + " kernel calls\n";
     }
   }
   const size_t generic = size_t(std::count_if(m.kernelClasses.begin(), m.kernelClasses.end(), kime_class_is_generic));
@@ -94,12 +93,16 @@ std::string Model::inspect() const {
 size_t stagedRows(size_t i, const Bucket& b) {
   switch (InputId(i + size_t(KIME_INPUT_TOKSEQ))) {
     case KIME_INPUT_TOKSEQ:
-    case KIME_INPUT_TOKPOS: return b.tokens;
+    case KIME_INPUT_TOKPOS:
+      return b.tokens;
     case KIME_INPUT_MARKER_ROWS:
-    case KIME_INPUT_OUT_MARKER_ROWS: return b.markers;
+    case KIME_INPUT_OUT_MARKER_ROWS:
+      return b.markers;
     case KIME_INPUT_FIRST_ROWS:
-    case KIME_INPUT_OUT_FIRST_ROWS: return b.seqs;
-    default: return b.seqs + b.markers;  // the output rows
+    case KIME_INPUT_OUT_FIRST_ROWS:
+      return b.seqs;
+    default:
+      return b.seqs + b.markers;  // the output rows
   }
 }
 
@@ -107,7 +110,8 @@ void stageIndices(const Batch& b, int32_t* const* arrays) {
   auto a = [&](InputId id) { return arrays[stagedIndex(id)]; };
   int32_t *tokseq = a(KIME_INPUT_TOKSEQ), *tokpos = a(KIME_INPUT_TOKPOS), *markerRows = a(KIME_INPUT_MARKER_ROWS),
           *firstRows = a(KIME_INPUT_FIRST_ROWS), *outRows = a(KIME_INPUT_OUT_ROWS), *outSeq = a(KIME_INPUT_OUT_SEQ),
-          *outPos = a(KIME_INPUT_OUT_POS), *outFirst = a(KIME_INPUT_OUT_FIRST_ROWS), *outMarkers = a(KIME_INPUT_OUT_MARKER_ROWS);
+          *outPos = a(KIME_INPUT_OUT_POS), *outFirst = a(KIME_INPUT_OUT_FIRST_ROWS),
+          *outMarkers = a(KIME_INPUT_OUT_MARKER_ROWS);
   const size_t S = b.seqs();
   for (size_t i = 0; i < S; ++i) {
     for (uint32_t t = b.cu[i]; t < b.cu[i + 1]; ++t) {
@@ -141,8 +145,8 @@ struct Prepared {
   std::vector<kime_kernel_dimension> dims;  // two per buffer
   std::vector<void*> argv;                  // per step, its buffers; steps back to back
   std::vector<size_t> argStart;
-  std::vector<const ArgInfo*> argInfo;      // parallel to buffers
-  std::vector<double> stepSeconds;          // per step, summed over runs while profiling
+  std::vector<const ArgInfo*> argInfo;  // parallel to buffers
+  std::vector<double> stepSeconds;      // per step, summed over runs while profiling
 
   ~Prepared() { std::free(arena); }
 };
@@ -168,7 +172,9 @@ struct ExecutorImpl {
     if (index >= stage->buckets.size())
       return Error::unsupported("stage " + stage->name + " has " + std::to_string(stage->buckets.size()) +
                                 " buckets, not " + std::to_string(index + 1));
-    if (cuda) return cudaPlans[index] ? std::nullopt : prepareCudaPlan(*cuda, m().buckets[stage->buckets[index]], cudaPlans[index]);
+    if (cuda)
+      return cudaPlans[index] ? std::nullopt
+                              : prepareCudaPlan(*cuda, m().buckets[stage->buckets[index]], cudaPlans[index]);
     if (plans[index]) return std::nullopt;
     auto p = std::make_unique<Prepared>();
     const BucketInfo& b = m().buckets[stage->buckets[index]];
@@ -243,12 +249,24 @@ struct ExecutorImpl {
       buf.dim[buf.dimensions - 1].extent = int32_t(std::max<int64_t>(count(a.rows, a.rowCount), 1));
       if (a.source != ArgInfo::Source::Input) continue;
       switch (a.input) {
-        case KIME_INPUT_IDS: buf.host = hostOf(b.ids.data); break;
-        case KIME_INPUT_QTYPE: buf.host = hostOf(b.qtype.data); break;
-        case KIME_INPUT_CU: buf.host = hostOf(b.cu.data); break;
-        case KIME_INPUT_MARKERS: buf.host = hostOf(b.markers.data); break;
-        case KIME_INPUT_MCU: buf.host = hostOf(b.mcu.data); break;
-        default: buf.host = reinterpret_cast<uint8_t*>(p.stagedAt[stagedIndex(a.input)]); break;
+        case KIME_INPUT_IDS:
+          buf.host = hostOf(b.ids.data);
+          break;
+        case KIME_INPUT_QTYPE:
+          buf.host = hostOf(b.qtype.data);
+          break;
+        case KIME_INPUT_CU:
+          buf.host = hostOf(b.cu.data);
+          break;
+        case KIME_INPUT_MARKERS:
+          buf.host = hostOf(b.markers.data);
+          break;
+        case KIME_INPUT_MCU:
+          buf.host = hostOf(b.mcu.data);
+          break;
+        default:
+          buf.host = reinterpret_cast<uint8_t*>(p.stagedAt[stagedIndex(a.input)]);
+          break;
       }
     }
     const std::vector<StepInfo>& steps = p.info->steps;
@@ -262,8 +280,7 @@ struct ExecutorImpl {
       if (rows == 0) continue;
       auto t0 = profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       int rc = m().kernels[steps[s].kernel](&p.argv[p.argStart[s]]);
-      if (profiling)
-        p.stepSeconds[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (profiling) p.stepSeconds[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (rc != 0)
         return Error::device("kernel " + m().kernelNames[steps[s].kernel] + " (node \"" + steps[s].node +
                              "\") failed with " + std::to_string(rc) + ": " + takeKernelError());
@@ -413,7 +430,8 @@ double Executor::flops(const Batch& batch, const std::string& kernels) const {
     if (!bi.bucket.holds(t, seqs, k)) continue;
     double f = 0;
     for (const StepInfo& s : bi.steps) {
-      if (!kernels.empty() && kernels != kime_kernel_class_names[m.kernelClasses[s.kernel]] && kernels != m.kernelNames[s.kernel])
+      if (!kernels.empty() && kernels != kime_kernel_class_names[m.kernelClasses[s.kernel]] &&
+          kernels != m.kernelNames[s.kernel])
         continue;
       double rows = double(rowsOf(s.flopRows, int64_t(t), int64_t(seqs), int64_t(k), 0));
       if (m.kernelClasses[s.kernel] == KIME_CLASS_ATTENTION) rows = s.flopRows == KIME_ROWS_R ? outputPairs : pairs;
@@ -428,9 +446,7 @@ double Executor::flops(const Batch& batch, const std::string& kernels) const {
 // BatchBuf
 //===----------------------------------------------------------------------===//
 
-void BatchBuf::clear() {
-  ids_.clear(), cu_.clear(), markers_.clear(), mcu_.clear(), qtype_.clear();
-}
+void BatchBuf::clear() { ids_.clear(), cu_.clear(), markers_.clear(), mcu_.clear(), qtype_.clear(); }
 
 void BatchBuf::push(const uint32_t* ids, size_t n, const uint32_t* markers, size_t m, uint8_t qtype) {
   if (cu_.empty()) cu_.push_back(0), mcu_.push_back(0);

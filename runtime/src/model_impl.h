@@ -24,12 +24,18 @@ constexpr size_t kStagedInputs = size_t(KIME_INPUT_COUNT) - size_t(KIME_FIRST_ST
 // That count for a batch of T tokens, S sequences and M markers (`fixed` for a static size).
 inline int64_t rowsOf(RowSym r, int64_t T, int64_t S, int64_t M, int64_t fixed) {
   switch (r) {
-    case KIME_ROWS_T: return T;
-    case KIME_ROWS_S: return S;
-    case KIME_ROWS_S1: return S + 1;
-    case KIME_ROWS_M: return M;
-    case KIME_ROWS_R: return S + M;
-    default: return fixed;
+    case KIME_ROWS_T:
+      return T;
+    case KIME_ROWS_S:
+      return S;
+    case KIME_ROWS_S1:
+      return S + 1;
+    case KIME_ROWS_M:
+      return M;
+    case KIME_ROWS_R:
+      return S + M;
+    default:
+      return fixed;
   }
 }
 
@@ -99,12 +105,12 @@ struct ModelImpl {
   std::string path;
   const uint8_t* map = nullptr;  // the artifact's bytes: mapped from a file, or the caller's buffer
   size_t mapSize = 0;
-  bool ownsMap = false;           // mapped here (unmapped on destruction)
+  bool ownsMap = false;  // mapped here (unmapped on destruction)
   std::vector<SectionInfo> sections;
 
   std::string name;
   size_t vocab = 0, types = 0;
-  size_t maxSeqLen = 0;  // the longest sequence the model takes (learned positions); 0: any
+  size_t maxSeqLen = 0;                   // the longest sequence the model takes (learned positions); 0: any
   std::vector<GatherLimit> gatherLimits;  // the gathers whose index a batch may take past their table
   std::vector<WeightInfo> weights;
   std::vector<std::string> kernelNames;

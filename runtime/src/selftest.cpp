@@ -36,14 +36,20 @@ Section readSection(const ModelImpl& m) {
   const Json j = Json::parse(reinterpret_cast<const char*>(m.map + s->offset),
                              reinterpret_cast<const char*>(m.map + s->offset + s->size));
   Section out;
-  for (const char* arithmetic : kime_arith_names) out.tolerance[arithmetic] = j.at(key::tolerance).at(arithmetic).get<Tol>();
+  for (const char* arithmetic : kime_arith_names)
+    out.tolerance[arithmetic] = j.at(key::tolerance).at(arithmetic).get<Tol>();
   for (const Json& c : j.at(key::cases)) {
     const Json& b = c.at(key::batch);
     auto input = [&](kime_plan_input i) { return b.at(kime_plan_input_names[i]); };
-    Case k{c.at(key::stage).get<std::string>(), c.at(key::name).get<std::string>(), c.at(key::bucket).get<size_t>(),
-           input(KIME_INPUT_IDS).get<std::vector<uint32_t>>(), input(KIME_INPUT_CU).get<std::vector<uint32_t>>(),
-           input(KIME_INPUT_MARKERS).get<std::vector<uint32_t>>(), input(KIME_INPUT_MCU).get<std::vector<uint32_t>>(),
-           input(KIME_INPUT_QTYPE).get<std::vector<uint8_t>>(), c.at(key::logits).get<std::vector<double>>(),
+    Case k{c.at(key::stage).get<std::string>(),
+           c.at(key::name).get<std::string>(),
+           c.at(key::bucket).get<size_t>(),
+           input(KIME_INPUT_IDS).get<std::vector<uint32_t>>(),
+           input(KIME_INPUT_CU).get<std::vector<uint32_t>>(),
+           input(KIME_INPUT_MARKERS).get<std::vector<uint32_t>>(),
+           input(KIME_INPUT_MCU).get<std::vector<uint32_t>>(),
+           input(KIME_INPUT_QTYPE).get<std::vector<uint8_t>>(),
+           c.at(key::logits).get<std::vector<double>>(),
            c.at(key::act).get<std::vector<std::array<double, 2>>>()};
     const StageInfo* stage = nullptr;
     for (const StageInfo& st : m.stages)
@@ -135,8 +141,9 @@ std::string SelftestReport::text() const {
   size_t failed = 0;
   for (const SelftestBucket& b : buckets) {
     char line[160];
-    std::snprintf(line, sizeof line, "  stage %s bucket %s: %zu batches, max |diff| %.2e (tolerance %g + %g |want|): ",
-                  b.stage.c_str(), describe(b.bucket).c_str(), b.batches, b.maxDiff, b.abs, b.rel);
+    std::snprintf(line, sizeof line,
+                  "  stage %s bucket %s: %zu batches, max |diff| %.2e (tolerance %g + %g |want|): ", b.stage.c_str(),
+                  describe(b.bucket).c_str(), b.batches, b.maxDiff, b.abs, b.rel);
     s += line + (b.failure.empty() ? std::string("ok") : "FAILED: " + b.failure) + "\n";
     failed += !b.failure.empty();
   }
@@ -148,7 +155,8 @@ std::string SelftestReport::text() const {
 Expected<SelftestReport> runSelftest(std::shared_ptr<Model> model, const ExecutorOptions& options) {
   const ModelImpl& m = model->impl();
   if (!m.section(KIME_SECTION_SELFTEST))
-    return Error::unsupported(m.path + ": the artifact has no self-test section (compile it with kime-compile --selftest N)");
+    return Error::unsupported(m.path +
+                              ": the artifact has no self-test section (compile it with kime-compile --selftest N)");
   auto sec = parseSection(m);
   if (!sec) return sec.error();
   // An unknown CUDA math has no tolerance; Executor::create refuses it by name before any run.

@@ -10,7 +10,8 @@ size_t fillBin(size_t n, size_t bound) {
 }
 
 ShapeStats::ShapeStats(const std::vector<Bucket>& buckets) : buckets_(buckets.size()) {  // zeroed
-  for (size_t i = 0; i < buckets.size(); ++i) buckets_[i].bucket = {buckets[i].tokens, buckets[i].seqs, buckets[i].markers};
+  for (size_t i = 0; i < buckets.size(); ++i)
+    buckets_[i].bucket = {buckets[i].tokens, buckets[i].seqs, buckets[i].markers};
 }
 
 void ShapeStats::ran(size_t index, size_t t, size_t s, size_t k) {

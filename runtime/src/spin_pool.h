@@ -73,7 +73,7 @@ class SpinPool {
   std::mutex sleepLock_;
   std::condition_variable wake_;
   std::mutex reserveLock_;
-  std::vector<std::thread> workers_;     // grows under reserveLock_ only
+  std::vector<std::thread> workers_;    // grows under reserveLock_ only
   std::atomic<size_t> workerCount_{0};  // what loops may read while it grows
 };
 

@@ -3,10 +3,10 @@
 // every lane of the warp has reached it, so values are exchanged as on a GPU. Linked into each
 // emulated kernel library, which the fake driver (fake_libcuda.cpp) calls through
 // kime_emu_launch.
+#include <ucontext.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ucontext.h>
 #include <vector>
 
 #include "cuda_emulation.h"
@@ -40,12 +40,12 @@ int paramCount = 0;
 void callKernel() {
   void* a[16] = {};
   for (int i = 0; i < paramCount; ++i) a[i] = *static_cast<void**>(params[i]);
-  using Fn = void (*)(void*, void*, void*, void*, void*, void*, void*, void*, void*, void*, void*, void*,
-                      void*, void*, void*, void*);
+  using Fn = void (*)(void*, void*, void*, void*, void*, void*, void*, void*, void*, void*, void*, void*, void*, void*,
+                      void*, void*);
   // Passing more pointer arguments than a kernel takes is harmless in the x86-64 and AArch64
   // calling conventions: the extra registers are ignored.
-  reinterpret_cast<Fn>(kernel)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
-                               a[13], a[14], a[15]);
+  reinterpret_cast<Fn>(kernel)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
+                               a[14], a[15]);
 }
 
 void laneMain() {
@@ -151,7 +151,8 @@ extern "C" int kime_emu_launch(void* fn, unsigned gx, unsigned gy, unsigned gz, 
             }
             // A shuffle needs the whole warp; a lane that finished (now or before) misses it.
             if (parked && parked != kWarp) {
-              std::fprintf(stderr, "kime_emu: lanes of warp %u in block (%u, %u, %u) diverged at a shuffle\n", w, x, y, z);
+              std::fprintf(stderr, "kime_emu: lanes of warp %u in block (%u, %u, %u) diverged at a shuffle\n", w, x, y,
+                           z);
               return 1;
             }
           }

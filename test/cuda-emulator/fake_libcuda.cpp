@@ -8,12 +8,12 @@
 // a copy or a kernel argument uses must lie in a live allocation, captured host copies must use
 // pinned memory, and every PTX entry must have its emulated kernel. A failure returns
 // CUDA_ERROR_INVALID_VALUE (or the like) and says why on stderr.
+#include <dlfcn.h>
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <map>
 #include <string>
 #include <vector>
@@ -92,8 +92,8 @@ Result run(const Op& op) {
       void* params[16];
       const size_t n = std::min<size_t>(op.args.size(), 16);
       for (size_t i = 0; i < n; ++i) args[i] = op.args[i], params[i] = &args[i];
-      int rc = launch(op.fn->host, op.grid[0], op.grid[1], op.grid[2], op.block[0], op.block[1], op.block[2],
-                      params, int(n));
+      int rc = launch(op.fn->host, op.grid[0], op.grid[1], op.grid[2], op.block[0], op.block[1], op.block[2], params,
+                      int(n));
       return rc ? complain(kLaunchFailed, "kernel " + op.fn->name + " failed under emulation") : kSuccess;
     }
   }
@@ -205,7 +205,8 @@ Result cuMemHostAlloc(void** p, size_t n, unsigned) {
 }
 Result cuMemFreeHost(void* p) {
   auto it = allocations.find(reinterpret_cast<uintptr_t>(p));
-  if (it == allocations.end() || !it->second.pinned) return complain(kInvalidValue, "cuMemFreeHost of an unknown pointer");
+  if (it == allocations.end() || !it->second.pinned)
+    return complain(kInvalidValue, "cuMemFreeHost of an unknown pointer");
   allocations.erase(it);
   std::free(p);
   return kSuccess;
@@ -248,7 +249,9 @@ Result cuStreamEndCapture(Stream* s, Graph** g) {
   *g = new Graph{std::move(s->captured)};
   return kSuccess;
 }
-Result cuGraphInstantiateWithFlags(Graph** exec, Graph* g, unsigned long long) { return *exec = new Graph(*g), kSuccess; }
+Result cuGraphInstantiateWithFlags(Graph** exec, Graph* g, unsigned long long) {
+  return *exec = new Graph(*g), kSuccess;
+}
 Result cuGraphLaunch(Graph* exec, Stream*) {
   for (const Op& op : exec->ops)
     if (Result r = run(op)) return r;
@@ -272,8 +275,8 @@ Result cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsign
   for (int i = 0; i < f->params; ++i) {
     void* v = *static_cast<void**>(params[i]);  // every kime kernel parameter is a device pointer
     if (!inside(reinterpret_cast<uintptr_t>(v), 1, false))
-      return complain(kInvalidValue, "cuLaunchKernel " + f->name + ": parameter " + std::to_string(i) +
-                                         " is not a device pointer");
+      return complain(kInvalidValue,
+                      "cuLaunchKernel " + f->name + ": parameter " + std::to_string(i) + " is not a device pointer");
     op.args.push_back(v);
   }
   return submit(s, std::move(op));

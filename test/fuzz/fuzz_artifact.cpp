@@ -4,12 +4,12 @@
 // never run (ElfImage::check). An input whose first byte is odd gets its sections' checksums
 // fixed up after the mutation, so that the fuzzer reaches past them. The self-test section is
 // parsed (its batches, outputs and tolerances), not run.
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <vector>
 
 #include "elf_image.h"
@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ftruncate(fd, 0) != 0 || pwrite(fd, bytes.data(), bytes.size(), 0) != ssize_t(bytes.size())) return 0;
   kime::ModelImpl m;
   if (kime::loadArtifact(path, m)) return 0;  // refused, with a message
-  (void)kime::checkSelftestSection(m);         // the optional self-test section, parsed, not run
+  (void)kime::checkSelftestSection(m);        // the optional self-test section, parsed, not run
   for (const std::string& target : m.sectionsUnder(KIME_SECTION_CPU_CODE)) {
     const kime::SectionInfo* s = m.section(KIME_SECTION_CPU_CODE + target);
     std::string error;

@@ -40,7 +40,8 @@ kime::tooling::OwnedBatch rawBatch(const uint8_t* data, size_t size) {
   if (size < 5) return b;
   size_t at = 5;
   auto take = [&](std::vector<uint32_t>& v, size_t n) {
-    for (size_t i = 0; i < n && at + 2 <= size; ++i, at += 2) v.push_back(uint32_t(data[at]) | uint32_t(data[at + 1]) << 8);
+    for (size_t i = 0; i < n && at + 2 <= size; ++i, at += 2)
+      v.push_back(uint32_t(data[at]) | uint32_t(data[at + 1]) << 8);
   };
   take(b.ids, data[0]);
   take(b.cu, data[1] % 16);
@@ -65,8 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   (void)kime::checkBatch(b.view(), 4096, 4, 512);
   if (kime_executor* e = executor()) {
-    kime_batch batch = {b.ids.data(), b.ids.size(), b.cu.data(), b.cu.size(), b.markers.data(), b.markers.size(),
-                        b.mcu.data(), b.mcu.size(), b.qtype.data(), b.qtype.size()};
+    kime_batch batch = {b.ids.data(),     b.ids.size(), b.cu.data(),  b.cu.size(),    b.markers.data(),
+                        b.markers.size(), b.mcu.data(), b.mcu.size(), b.qtype.data(), b.qtype.size()};
     std::vector<float> logits(b.markers.size() + 1), act(2 * b.qtype.size() + 2);
     kime_error err;
     (void)kime_executor_run(e, &batch, logits.data(), logits.size(), act.data(), act.size(), nullptr, &err);

@@ -15,8 +15,7 @@ template <typename T>
 static std::vector<T> readList(const Json& j, const char* key, const std::string& source) {
   auto it = j.find(key);
   if (it == j.end()) throw std::runtime_error(source + ": field \"" + key + "\" is missing");
-  if (!it->is_array())
-    throw std::runtime_error(source + ": field \"" + key + "\" must be an array");
+  if (!it->is_array()) throw std::runtime_error(source + ": field \"" + key + "\" must be an array");
   std::vector<T> out;
   out.reserve(it->size());
   for (size_t i = 0; i < it->size(); ++i) {
@@ -26,9 +25,8 @@ static std::vector<T> readList(const Json& j, const char* key, const std::string
                                "] must be a non-negative integer, not " + v.dump());
     uint64_t x = v.get<uint64_t>();
     if (x > std::numeric_limits<T>::max())
-      throw std::runtime_error(source + ": " + key + "[" + std::to_string(i) + "] = " +
-                               std::to_string(x) + " does not fit " +
-                               (sizeof(T) == 1 ? "u8" : "u32"));
+      throw std::runtime_error(source + ": " + key + "[" + std::to_string(i) + "] = " + std::to_string(x) +
+                               " does not fit " + (sizeof(T) == 1 ? "u8" : "u32"));
     out.push_back(T(x));
   }
   return out;
@@ -58,15 +56,14 @@ OwnedBatch readBatchFile(const std::string& path) {
 }
 
 std::string runJson(const Bucket& used, const Outputs& out) {
-  nlohmann::ordered_json j = {
-      {"bucket", {{"tokens", used.tokens}, {"seqs", used.seqs}, {"markers", used.markers}}},
-      {"logits", out.logits}, {"act", Json::array()}};
+  nlohmann::ordered_json j = {{"bucket", {{"tokens", used.tokens}, {"seqs", used.seqs}, {"markers", used.markers}}},
+                              {"logits", out.logits},
+                              {"act", Json::array()}};
   for (const auto& a : out.act) j["act"].push_back({a[0], a[1]});
   return j.dump();
 }
 
-std::string outputsJson(const std::vector<double>& logits,
-                        const std::vector<std::array<double, 2>>& act) {
+std::string outputsJson(const std::vector<double>& logits, const std::vector<std::array<double, 2>>& act) {
   nlohmann::ordered_json j = {{"logits", logits}, {"act", Json::array()}};
   for (const auto& a : act) j["act"].push_back({a[0], a[1]});
   return j.dump();

@@ -26,8 +26,7 @@ OwnedBatch empty() { return {{}, {0}, {}, {0}, {}}; }
 
 }  // namespace
 
-std::vector<NamedBatch> bucketBatches(const Bucket& bk, size_t vocab, size_t types, size_t maxLen,
-                                      uint64_t seed) {
+std::vector<NamedBatch> bucketBatches(const Bucket& bk, size_t vocab, size_t types, size_t maxLen, uint64_t seed) {
   Gen g{std::mt19937_64(seed), vocab, types};
   const size_t cap = maxLen ? std::min<size_t>(maxLen, bk.tokens) : bk.tokens;
   std::vector<NamedBatch> out;
@@ -69,8 +68,7 @@ std::vector<NamedBatch> bucketBatches(const Bucket& bk, size_t vocab, size_t typ
   return out;
 }
 
-OwnedBatch uniformBatch(size_t seqs, size_t len, size_t markersPerSeq, size_t vocab, size_t types,
-                        uint64_t seed) {
+OwnedBatch uniformBatch(size_t seqs, size_t len, size_t markersPerSeq, size_t vocab, size_t types, uint64_t seed) {
   Gen g{std::mt19937_64(seed), vocab, types};
   OwnedBatch b = empty();
   for (size_t s = 0; s < seqs; ++s) g.push(b, len, markersPerSeq);

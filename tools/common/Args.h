@@ -17,8 +17,7 @@ struct Args {
 
   // `withValue` lists the options that take a value; `flags` the bare ones. Anything else that
   // starts with "-" is refused, naming it.
-  static Args parse(int argc, char** argv, const std::set<std::string>& withValue,
-                    const std::set<std::string>& flags) {
+  static Args parse(int argc, char** argv, const std::set<std::string>& withValue, const std::set<std::string>& flags) {
     Args a;
     for (int i = 1; i < argc; ++i) {
       std::string s = argv[i];

@@ -19,20 +19,35 @@
 namespace cl = llvm::cl;
 using namespace kime;
 
-static cl::list<std::string> samplePaths(cl::Positional, cl::desc("<samples: batch .json files or .jsonl of sizes>"), cl::OneOrMore);
+static cl::list<std::string> samplePaths(cl::Positional, cl::desc("<samples: batch .json files or .jsonl of sizes>"),
+                                         cl::OneOrMore);
 static cl::opt<unsigned> maxBuckets("max-buckets", cl::desc("at most this many buckets"), cl::init(4));
-static cl::opt<std::string> costModel("cost", cl::desc("the cost of a batch in a bucket: gpu (the FLOPs of the bucket's plan at its bounds: a captured CUDA graph runs the whole bucket), cpu (the bucket's arena bytes: the memory a run spans), tokens (the bucket's tokens; no model needed)"),
-                                      cl::value_desc("gpu|cpu|tokens"), cl::init("gpu"));
-static cl::opt<std::string> graphPath("graph", cl::desc("the model's Graph (for the gpu and cpu costs and the arena column)"), cl::value_desc("graph.json"));
+static cl::opt<std::string> costModel(
+    "cost",
+    cl::desc("the cost of a batch in a bucket: gpu (the FLOPs of the bucket's plan at its bounds: a captured CUDA "
+             "graph runs the whole bucket), cpu (the bucket's arena bytes: the memory a run spans), tokens (the "
+             "bucket's tokens; no model needed)"),
+    cl::value_desc("gpu|cpu|tokens"), cl::init("gpu"));
+static cl::opt<std::string> graphPath("graph",
+                                      cl::desc("the model's Graph (for the gpu and cpu costs and the arena column)"),
+                                      cl::value_desc("graph.json"));
 static cl::opt<std::string> weightsPath("weights", cl::desc("its checkpoint"), cl::value_desc("model.safetensors"));
 static cl::opt<std::string> stageName("stage", cl::desc("the stage to propose"), cl::init("serve"));
-static cl::opt<std::string> currentPath("current", cl::desc("a bucket file to compare with (its stage --stage)"), cl::value_desc("buckets.json"));
-static cl::opt<double> memoryCap("memory-cap", cl::desc("no bucket whose arena exceeds this many bytes (needs --graph)"), cl::init(0));
-static cl::opt<unsigned> granule("granule", cl::desc("round each sample's tokens up to a multiple of this (fewer, rounder candidate buckets)"), cl::init(8));
-static cl::opt<std::string> codeTarget("code-target", cl::desc("also compile each listed bucket's new kernels for this CPU target and print their code bytes and compile seconds (needs --graph)"),
+static cl::opt<std::string> currentPath("current", cl::desc("a bucket file to compare with (its stage --stage)"),
+                                        cl::value_desc("buckets.json"));
+static cl::opt<double> memoryCap("memory-cap",
+                                 cl::desc("no bucket whose arena exceeds this many bytes (needs --graph)"),
+                                 cl::init(0));
+static cl::opt<unsigned> granule(
+    "granule", cl::desc("round each sample's tokens up to a multiple of this (fewer, rounder candidate buckets)"),
+    cl::init(8));
+static cl::opt<std::string> codeTarget("code-target",
+                                       cl::desc("also compile each listed bucket's new kernels for this CPU target and "
+                                                "print their code bytes and compile seconds (needs --graph)"),
                                        cl::value_desc("x86-64-avx2|x86-64-avx512|arm-64"));
 static cl::opt<int> jobs("j", cl::desc("kernels compiled at once (--code-target)"), cl::init(1));
-static cl::opt<std::string> outPath("o", cl::desc("write the proposed bucket file here"), cl::value_desc("buckets.json"));
+static cl::opt<std::string> outPath("o", cl::desc("write the proposed bucket file here"),
+                                    cl::value_desc("buckets.json"));
 
 namespace {
 
@@ -96,7 +111,8 @@ int main(int argc, char** argv) {
     if (costModel != "gpu" && costModel != "cpu" && costModel != "tokens")
       throw std::runtime_error("--cost must be gpu, cpu or tokens, not \"" + costModel + "\"");
     if ((costModel != "tokens" || memoryCap > 0 || !codeTarget.empty()) && (graphPath.empty() || weightsPath.empty()))
-      throw std::runtime_error("--cost " + costModel + (memoryCap > 0 || !codeTarget.empty() ? " with --memory-cap or --code-target" : "") +
+      throw std::runtime_error("--cost " + costModel +
+                               (memoryCap > 0 || !codeTarget.empty() ? " with --memory-cap or --code-target" : "") +
                                " needs the model: --graph and --weights");
     const std::vector<SizeSample> samples = readAll();
     uint32_t longest = 1;
@@ -118,7 +134,9 @@ int main(int argc, char** argv) {
     };
     const BucketProposal p = proposeBuckets(samples, maxBuckets, cost);
     std::printf("# %zu samples, cost model %s%s\n", samples.size(), costModel.c_str(),
-                costModel == "gpu" ? " (FLOPs at the bucket's bounds)" : costModel == "cpu" ? " (arena bytes)" : " (padded tokens)");
+                costModel == "gpu"   ? " (FLOPs at the bucket's bounds)"
+                : costModel == "cpu" ? " (arena bytes)"
+                                     : " (padded tokens)");
     std::vector<Row> rows = {{"proposed", p.buckets}, {"even split", evenSplit(samples, p.buckets.size())}};
     if (!currentPath.empty())
       for (const Stage& st : readBucketsFile(currentPath))

@@ -18,25 +18,52 @@ static cl::opt<std::string> weightsPath("weights", cl::desc("the checkpoint (saf
                                         cl::value_desc("model.safetensors"), cl::Required);
 static cl::opt<std::string> bucketsPath("buckets", cl::desc("the bucket file (stages of buckets)"),
                                         cl::value_desc("buckets.json"), cl::Required);
-static cl::list<std::string> targets("target", cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16 (--cpu-precision bf16 only); comma separated or repeated"),
+static cl::list<std::string> targets("target",
+                                     cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16 "
+                                              "(--cpu-precision bf16 only); comma separated or repeated"),
                                      cl::CommaSeparated, cl::value_desc("target"));
-static cl::opt<std::string> outPath("o", cl::desc("the artifact to write (with --emit: the file to print to)"), cl::value_desc("model.kime"));
-static cl::opt<std::string> emit("emit", cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), schedule (each kernel's CPU schedule per target), halide (lowered kernels), asm (their assembly for the first target), cuda (the generated CUDA C++)"),
-                                 cl::value_desc("mlir|plan|schedule|halide|asm|cuda"));
-static cl::list<std::string> cudaMath("cuda-math", cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 (exact FMA); default both, --emit=cuda shows the first"),
+static cl::opt<std::string> outPath("o", cl::desc("the artifact to write (with --emit: the file to print to)"),
+                                    cl::value_desc("model.kime"));
+static cl::opt<std::string> emit(
+    "emit",
+    cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), schedule "
+             "(each kernel's CPU schedule per target), halide (lowered kernels), asm (their assembly for the first "
+             "target), cuda (the generated CUDA C++)"),
+    cl::value_desc("mlir|plan|schedule|halide|asm|cuda"));
+static cl::list<std::string> cudaMath("cuda-math",
+                                      cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 "
+                                               "(exact FMA); default both, --emit=cuda shows the first"),
                                       cl::CommaSeparated, cl::value_desc("tf32|f32"));
-static cl::list<std::string> cudaArchs("cuda-arch", cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90 where this build has NVRTC, none with --cpu-precision bf16; \"none\" for no CUDA code)"),
-                                       cl::CommaSeparated, cl::value_desc("sm_NN"));
-static cl::opt<bool> verify("verify", cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
-static cl::opt<bool> noFusion("no-fusion", cl::desc("no fused kernels: each linear without its epilogue and every other op a generic kernel of its own (to measure what fusion saves; the outputs are the same)"));
-static cl::opt<bool> noPruneRows("no-prune-rows", cl::desc("compute the last layer for every token, not only for the rows the heads read (kime-prune-rows off)"));
-static cl::opt<std::string> cpuPrecision("cpu-precision", cl::desc("the CPU linears' arithmetic: f32 (default), or bf16 (opt-in: weights in bf16 and inputs rounded to bf16 for AVX512-BF16 dot products, f32 sums; target x86-64-avx512bf16, no CUDA code)"),
-                                         cl::value_desc("f32|bf16"), cl::init("f32"));
+static cl::list<std::string> cudaArchs(
+    "cuda-arch",
+    cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90 where this build has NVRTC, none "
+             "with --cpu-precision bf16; \"none\" for no CUDA code)"),
+    cl::CommaSeparated, cl::value_desc("sm_NN"));
+static cl::opt<bool> verify(
+    "verify",
+    cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
+static cl::opt<bool> noFusion(
+    "no-fusion", cl::desc("no fused kernels: each linear without its epilogue and every other op a generic kernel of "
+                          "its own (to measure what fusion saves; the outputs are the same)"));
+static cl::opt<bool> noPruneRows(
+    "no-prune-rows",
+    cl::desc("compute the last layer for every token, not only for the rows the heads read (kime-prune-rows off)"));
+static cl::opt<std::string> cpuPrecision(
+    "cpu-precision",
+    cl::desc("the CPU linears' arithmetic: f32 (default), or bf16 (opt-in: weights in bf16 and inputs rounded to bf16 "
+             "for AVX512-BF16 dot products, f32 sums; target x86-64-avx512bf16, no CUDA code)"),
+    cl::value_desc("f32|bf16"), cl::init("f32"));
 static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
-static cl::opt<unsigned> selftest("selftest", cl::desc("store N batches drawn across every bucket (edge cases first) and the f64 reference's outputs in the artifact, for kime-run --selftest on the device"),
-                                   cl::value_desc("N"), cl::init(0));
-static cl::opt<std::string> embed("embed", cl::desc("also write NAME.h and NAME.c beside the artifact: C sources that link it into a program (kime_model_open_NAME, constants for its stages and buckets)"),
-                                  cl::value_desc("NAME"));
+static cl::opt<unsigned> selftest(
+    "selftest",
+    cl::desc("store N batches drawn across every bucket (edge cases first) and the f64 reference's outputs in the "
+             "artifact, for kime-run --selftest on the device"),
+    cl::value_desc("N"), cl::init(0));
+static cl::opt<std::string> embed(
+    "embed",
+    cl::desc("also write NAME.h and NAME.c beside the artifact: C sources that link it into a program "
+             "(kime_model_open_NAME, constants for its stages and buckets)"),
+    cl::value_desc("NAME"));
 
 // --embed: the C sources beside the artifact just written.
 static void writeEmbed(const kime::CompileOptions& o) {
@@ -69,7 +96,8 @@ int main(int argc, char** argv) {
   o.selftest = selftest;
   try {
     o.emit = kime::parseEmit(emit);
-    if (!embed.empty() && o.emit != kime::Emit::None) throw std::runtime_error("--embed writes C sources for an artifact, not with --emit");
+    if (!embed.empty() && o.emit != kime::Emit::None)
+      throw std::runtime_error("--embed writes C sources for an artifact, not with --emit");
     if (o.emit != kime::Emit::None && !o.output.empty()) {
       // --emit with -o: the text goes to that file, written whole or not at all.
       std::ostringstream text;

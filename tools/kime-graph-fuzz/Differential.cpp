@@ -64,7 +64,8 @@ void compare(const Graph& g, const RefWeights& weights, Executor& exec, const st
     if (r.mismatches++ == 0) r.firstMismatch = what + ": got " + std::to_string(got) + ", want " + std::to_string(want);
   };
   for (size_t b = 0; b < buckets.size(); ++b) {
-    for (const auto& nb : tooling::bucketBatches(buckets[b], size_t(g.vocab), size_t(g.types), learnedPositions(g), seed + b)) {
+    for (const auto& nb :
+         tooling::bucketBatches(buckets[b], size_t(g.vocab), size_t(g.types), learnedPositions(g), seed + b)) {
       Outputs got;
       RefOutputs want;
       auto err = exec.runInBucket(b, nb.batch.view(), got);
@@ -79,7 +80,8 @@ void compare(const Graph& g, const RefWeights& weights, Executor& exec, const st
                               (refErr ? refErr->text() : "ok") + "\"";
         continue;
       }
-      for (size_t k = 0; k < want.logits.size(); ++k) check(got.logits[k], want.logits[k], where + " logit " + std::to_string(k));
+      for (size_t k = 0; k < want.logits.size(); ++k)
+        check(got.logits[k], want.logits[k], where + " logit " + std::to_string(k));
       for (size_t s = 0; s < want.act.size(); ++s)
         for (int c = 0; c < 2; ++c) check(got.act[s][c], want.act[s][c], where + " act " + std::to_string(s));
     }
@@ -105,7 +107,8 @@ Result runGraph(uint64_t seed, const Options& o) {
   r.seed = seed;
   const Graph g = randomGraph(seed, o.family, kMaxTokens);
   r.nodes = g.nodes.size();
-  const fs::path dir = fs::temp_directory_path() / ("kime-graph-fuzz-" + std::to_string(getpid())) / std::to_string(seed);
+  const fs::path dir =
+      fs::temp_directory_path() / ("kime-graph-fuzz-" + std::to_string(getpid())) / std::to_string(seed);
   const RefWeights weights = writeInputs(g, seed, dir);
   CompileOptions co;
   co.graph = (dir / "graph.json").string(), co.weights = (dir / "model.safetensors").string();
@@ -137,7 +140,8 @@ Result runGraph(uint64_t seed, const Options& o) {
   }
   if (!r.ok() && !o.keep.empty()) {
     fs::create_directories(fs::path(o.keep) / std::to_string(seed));
-    fs::copy(dir, fs::path(o.keep) / std::to_string(seed), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    fs::copy(dir, fs::path(o.keep) / std::to_string(seed),
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
   }
   fs::remove_all(dir);
   return r;
@@ -145,8 +149,10 @@ Result runGraph(uint64_t seed, const Options& o) {
 
 void Summary::add(const Result& r) {
   ++graphs;
-  if (!r.refused.empty()) ++refused;
-  else ++compiled;
+  if (!r.refused.empty())
+    ++refused;
+  else
+    ++compiled;
   if (r.mismatches) ++mismatched;
   batches += r.batches, kernels += r.kernels, generic += r.generic;
   worst = std::max(worst, r.worst), worstRel = std::max(worstRel, r.worstRel);
@@ -166,11 +172,12 @@ std::string describe(const Result& r) {
 std::string table(const Summary& s, const Options& o) {
   std::ostringstream t;
   t.precision(3);
-  t << "\n| family | graphs | compiled | refused | mismatched | batches | kernels (generic) | worst error / tolerance | worst relative error |\n"
+  t << "\n| family | graphs | compiled | refused | mismatched | batches | kernels (generic) | worst error / tolerance "
+       "| worst relative error |\n"
     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-    << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << (o.fusion ? "" : " (no fusion)") << " | " << s.graphs << " | " << s.compiled << " | "
-    << s.refused << " | " << s.mismatched << " | " << s.batches << " | " << s.kernels << " (" << s.generic << ") | "
-    << s.worst << " | " << s.worstRel << " |\n";
+    << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << (o.fusion ? "" : " (no fusion)") << " | "
+    << s.graphs << " | " << s.compiled << " | " << s.refused << " | " << s.mismatched << " | " << s.batches << " | "
+    << s.kernels << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " |\n";
   return t.str();
 }
 

@@ -14,18 +14,24 @@ namespace cl = llvm::cl;
 
 static cl::opt<unsigned> count("count", cl::desc("Graphs to generate"), cl::init(20));
 static cl::opt<uint64_t> seed("seed", cl::desc("the first Graph's seed (the others follow it)"), cl::init(1));
-static cl::opt<std::string> family("family", cl::desc("any (every op anywhere the format allows) or encoder (the encoder family's shapes)"),
-                                   cl::value_desc("any|encoder"), cl::init("any"));
-static cl::opt<unsigned> cudaEvery("cuda-every", cl::desc("also generate and assemble PTX (sm_90, f32) for every Nth Graph (0: never; default 4 where this build makes PTX)"),
+static cl::opt<std::string> family(
+    "family", cl::desc("any (every op anywhere the format allows) or encoder (the encoder family's shapes)"),
+    cl::value_desc("any|encoder"), cl::init("any"));
+static cl::opt<unsigned> cudaEvery("cuda-every",
+                                   cl::desc("also generate and assemble PTX (sm_90, f32) for every Nth Graph (0: "
+                                            "never; default 4 where this build makes PTX)"),
                                    cl::init(4));
 static cl::opt<std::string> keep("keep", cl::desc("write each failing Graph, its weights and buckets into this folder"),
                                  cl::value_desc("DIR"));
-static cl::opt<bool> noFusion("no-fusion", cl::desc("compile with the generic kernels only (kime-compile --no-fusion)"));
-static cl::opt<unsigned> seconds("seconds", cl::desc("start no new Graph after this many seconds (0: no limit); the table counts those that ran"),
-                                 cl::init(0));
+static cl::opt<bool> noFusion("no-fusion",
+                              cl::desc("compile with the generic kernels only (kime-compile --no-fusion)"));
+static cl::opt<unsigned> seconds(
+    "seconds", cl::desc("start no new Graph after this many seconds (0: no limit); the table counts those that ran"),
+    cl::init(0));
 static cl::opt<bool> quiet("quiet", cl::desc("print the table only"));
-static cl::opt<std::string> write("write", cl::desc("write the Graph of --seed, its weights and buckets into this folder, and stop"),
-                                  cl::value_desc("DIR"));
+static cl::opt<std::string> write(
+    "write", cl::desc("write the Graph of --seed, its weights and buckets into this folder, and stop"),
+    cl::value_desc("DIR"));
 
 int main(int argc, char** argv) {
   cl::ParseCommandLineOptions(argc, argv, "kime random-Graph differential tester\n");

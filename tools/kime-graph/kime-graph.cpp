@@ -15,8 +15,8 @@ static const char* kUsage =
 
 int main(int argc, char** argv) {
   try {
-    auto args = kime::tools::Args::parse(argc, argv, {"-o", "--dtype", "--name", "--random-weights", "--seed"},
-                                         {"--help"});
+    auto args =
+        kime::tools::Args::parse(argc, argv, {"-o", "--dtype", "--name", "--random-weights", "--seed"}, {"--help"});
     if (args.has("--help") || args.positional.size() != 1) {
       std::cerr << kUsage;
       return args.has("--help") ? 0 : 2;

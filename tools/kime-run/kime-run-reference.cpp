@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "common/Args.h"
-#include "reference/Reference.h"
 #include "kime/tooling/BatchFile.h"
+#include "reference/Reference.h"
 
 namespace kime::tools {
 

@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <iostream>
 
-#include "common/AllocCounter.h"
 #include "RunBatches.h"
+#include "common/AllocCounter.h"
 #include "common/Args.h"
+#include "kime/runtime.h"
 #include "kime/tooling/BatchFile.h"
 #include "kime/tooling/BatchGen.h"
-#include "kime/runtime.h"
 
 namespace kime::tools {
 int runReference(const Args& args);  // kime-run-reference.cpp; absent in runtime-only builds
@@ -79,8 +79,8 @@ int bench(const Args& args) {
   const size_t runs = args.has("--runs") ? std::stoul(args.get("--runs")) : 30;
   std::printf("# %s, %s; batches fill each bucket: S sequences of L tokens\n", model->name().c_str(),
               exec->deviceDescription().c_str());
-  std::printf("%-28s %9s %9s %9s %11s %9s %7s\n", "bucket (tokens/seqs/markers)", "S x L", "p50 ms",
-              "p99 ms", "tokens/s", "GFLOP/s", "allocs");
+  std::printf("%-28s %9s %9s %9s %11s %9s %7s\n", "bucket (tokens/seqs/markers)", "S x L", "p50 ms", "p99 ms",
+              "tokens/s", "GFLOP/s", "allocs");
   std::vector<kime::Bucket> buckets = model->buckets(exec->stage());
   for (size_t i = 0; i < buckets.size(); ++i) {
     const kime::Bucket& b = buckets[i];
@@ -105,8 +105,8 @@ int bench(const Args& args) {
     char name[64], shape[32];
     std::snprintf(name, sizeof name, "%u/%u/%u", b.tokens, b.seqs, b.markers);
     std::snprintf(shape, sizeof shape, "%zux%zu", seqs, len);
-    std::printf("%-28s %9s %9.3f %9.3f %11.0f %9.1f %7s\n", name, shape, p50, p99,
-                double(seqs * len) / (p50 / 1e3), flops / (p50 / 1e3) / 1e9,
+    std::printf("%-28s %9s %9.3f %9.3f %11.0f %9.1f %7s\n", name, shape, p50, p99, double(seqs * len) / (p50 / 1e3),
+                flops / (p50 / 1e3) / 1e9,
                 kime::tools::allocCounterAvailable() ? std::to_string(allocs).c_str() : "n/a");
     const bool perKernel = args.has("--profile-kernels");
     if ((args.has("--profile") || perKernel) && exec->caps().name == "cpu") {
@@ -131,7 +131,8 @@ int bench(const Args& args) {
 int main(int argc, char** argv) {
   try {
     Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device", "--cuda-math", "--cpu-target"},
-                            {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help", "--stats", "--json", "--selftest"});
+                            {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help",
+                             "--stats", "--json", "--selftest"});
     if (args.has("--help")) {
       std::cout << kUsage;
       return 0;

@@ -27,8 +27,8 @@ double meanFill(const kime_bucket_stats& b, int kind, uint32_t bound) {
 std::string statsTable(const Executor& exec) {
   const kime_stats t = exec.stats();
   std::ostringstream out;
-  out << "# stage " << exec.stage() << ": " << t.batches << " batches run, " << t.bad_batches
-      << " refused as bad, " << t.no_bucket << " held by no bucket\n";
+  out << "# stage " << exec.stage() << ": " << t.batches << " batches run, " << t.bad_batches << " refused as bad, "
+      << t.no_bucket << " held by no bucket\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-22s %8s %7s %22s  %s\n", "bucket (tokens/seqs/m)", "batches", "share",
                 "mean fill t / s / m", "fill of tokens, 10% bins (to 100%)");
@@ -46,7 +46,8 @@ std::string statsTable(const Executor& exec) {
   if (t.no_bucket_kept) {
     out << "held by no bucket (the latest " << t.no_bucket_kept << ", tokens/seqs/markers):";
     for (uint32_t i = 0; i < t.no_bucket_kept; ++i)
-      out << " " << t.no_bucket_sizes[i].tokens << "/" << t.no_bucket_sizes[i].seqs << "/" << t.no_bucket_sizes[i].markers;
+      out << " " << t.no_bucket_sizes[i].tokens << "/" << t.no_bucket_sizes[i].seqs << "/"
+          << t.no_bucket_sizes[i].markers;
     out << "\n";
   }
   return out.str();

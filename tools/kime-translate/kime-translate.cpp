@@ -2,10 +2,10 @@
 #include "graph/Graph.h"
 #include "import/GraphImport.h"
 #include "kime/IR/KimeDialect.h"
+#include "llvm/Support/SourceMgr.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
-#include "llvm/Support/SourceMgr.h"
 #include "support/Diagnostic.h"
 
 using mlir::DialectRegistry;
@@ -20,19 +20,18 @@ using mlir::TranslateToMLIRRegistration;
 using mlir::UnknownLoc;
 
 int main(int argc, char** argv) {
-  TranslateToMLIRRegistration importGraph(
-      "import-kime-graph", "Graph JSON to kime IR",
-      [](llvm::SourceMgr& sm, MLIRContext* ctx) -> OwningOpRef<Operation*> {
-        const llvm::MemoryBuffer* buf = sm.getMemoryBuffer(sm.getMainFileID());
-        try {
-          kime::Graph g = kime::parseGraphJson(buf->getBuffer().str(),
-                                               buf->getBufferIdentifier().str());
-          return OwningOpRef<Operation*>(kime::importGraph(*ctx, g).release());
-        } catch (const kime::CompileError& e) {
-          mlir::emitError(UnknownLoc::get(ctx)) << e.what();
-          return nullptr;
-        }
-      });
+  TranslateToMLIRRegistration importGraph("import-kime-graph", "Graph JSON to kime IR",
+                                          [](llvm::SourceMgr& sm, MLIRContext* ctx) -> OwningOpRef<Operation*> {
+                                            const llvm::MemoryBuffer* buf = sm.getMemoryBuffer(sm.getMainFileID());
+                                            try {
+                                              kime::Graph g = kime::parseGraphJson(buf->getBuffer().str(),
+                                                                                   buf->getBufferIdentifier().str());
+                                              return OwningOpRef<Operation*>(kime::importGraph(*ctx, g).release());
+                                            } catch (const kime::CompileError& e) {
+                                              mlir::emitError(UnknownLoc::get(ctx)) << e.what();
+                                              return nullptr;
+                                            }
+                                          });
   TranslateFromMLIRRegistration exportGraph(
       "export-kime-graph", "kime IR to Graph JSON",
       [](Operation* op, llvm::raw_ostream& os) -> LogicalResult {
@@ -45,8 +44,6 @@ int main(int argc, char** argv) {
           return op->emitError(e.what());
         }
       },
-      [](DialectRegistry& registry) {
-        registry.insert<mlir::kime::KimeDialect, mlir::func::FuncDialect>();
-      });
+      [](DialectRegistry& registry) { registry.insert<mlir::kime::KimeDialect, mlir::func::FuncDialect>(); });
   return mlir::failed(mlir::mlirTranslateMain(argc, argv, "kime translation driver\n"));
 }

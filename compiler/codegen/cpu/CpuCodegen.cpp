@@ -26,13 +26,17 @@ namespace fs = std::filesystem;
 
 std::string halideTarget(const std::string& target) {
   switch (parseTarget(target)) {
-    case KIME_CPU_X86_64_AVX2: return "x86-64-linux-avx-avx2-f16c-fma-sse41";
-    case KIME_CPU_X86_64_AVX512: return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
-    case KIME_CPU_ARM_64: return "arm-64-linux";
+    case KIME_CPU_X86_64_AVX2:
+      return "x86-64-linux-avx-avx2-f16c-fma-sse41";
+    case KIME_CPU_X86_64_AVX512:
+      return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
+    case KIME_CPU_ARM_64:
+      return "arm-64-linux";
     // Halide 14 has AVX512-BF16 (vdpbf16ps) under its Sapphire Rapids feature only.
     case KIME_CPU_X86_64_AVX512BF16:
       return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake-avx512_sapphirerapids";
-    default: break;
+    default:
+      break;
   }
   throw CompileError("internal: no Halide target for \"" + target + "\"");
 }
@@ -56,9 +60,8 @@ static Halide::Target kernelTarget(const std::string& target) {
   return Halide::Target(halideTarget(target)).with_feature(Halide::Target::NoRuntime);
 }
 
-std::string compileSharedObject(const std::vector<KernelSpec>& specs,
-                                const std::vector<std::string>& names, const std::string& target,
-                                int jobs) {
+std::string compileSharedObject(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names,
+                                const std::string& target, int jobs) {
   TempDir dir;
   std::vector<std::string> objects(specs.size());
   std::atomic<size_t> next{0};
@@ -92,14 +95,13 @@ std::string compileSharedObject(const std::vector<KernelSpec>& specs,
   std::string runtime = (dir.path() / "halide_runtime.o").string();
   Halide::compile_standalone_runtime(runtime, Halide::Target(halideTarget(target)));
   std::string so = (dir.path() / "kernels.so").string();
-  std::vector<std::string> argv = {KIME_LLD, "-shared", "--build-id=none", "--strip-all",
-                                   "--hash-style=both", "-o", so};
+  std::vector<std::string> argv = {KIME_LLD, "-shared", "--build-id=none", "--strip-all", "--hash-style=both",
+                                   "-o",     so};
   argv.insert(argv.end(), objects.begin(), objects.end());
   argv.push_back(runtime);
   argv.push_back(libcFor(target));
   std::string log;
-  if (runProgram(argv, log) != 0)
-    throw CompileError("linking the " + target + " kernels failed: " + log);
+  if (runProgram(argv, log) != 0) throw CompileError("linking the " + target + " kernels failed: " + log);
   return json::readFile(so);
 }
 

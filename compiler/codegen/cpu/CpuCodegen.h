@@ -18,9 +18,8 @@ std::string halideTarget(const std::string& target);
 
 // The kernels named `names[i]` for `specs[i]`, as one shared object for `target`. `jobs`
 // kernels compile at once. Throws CompileError (with the linker's output) on failure.
-std::string compileSharedObject(const std::vector<KernelSpec>& specs,
-                                const std::vector<std::string>& names, const std::string& target,
-                                int jobs);
+std::string compileSharedObject(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names,
+                                const std::string& target, int jobs);
 
 // Halide's lowered statement of one kernel, for --emit=halide.
 std::string loweredKernel(const KernelSpec& spec, const std::string& name, const std::string& target);

@@ -16,9 +16,7 @@ namespace {
 
 // An index read from a buffer, clamped into `table`'s rows (dimension 1) so a bad index can
 // never read outside it; the batch check already refused ids past the vocabulary.
-Expr rowOf(Expr i, const ImageParam& table) {
-  return clamp(cast<int>(i), 0, table.dim(1).extent() - 1);
-}
+Expr rowOf(Expr i, const ImageParam& table) { return clamp(cast<int>(i), 0, table.dim(1).extent() - 1); }
 
 // Per row r, the sum over k < width of term(k, r): `lanes` partial sums in one vector (vertical
 // adds), then one sum across them (not a scalar loop over k).
@@ -39,8 +37,8 @@ Func rowSum(const std::string& name, const std::function<Expr(Expr, Var)>& term,
 // The norm of each row of `x` (width k), times gain (+ bias): a Func of (c, r). `stat(r)` is
 // (mean, sum of squared deviations) for layer norm, (0, sum of squares) for rms; the caller
 // places it.
-Func normRows(NormKind kind, double eps, Func x, int64_t k, const ImageParam* g,
-              const ImageParam* b, Var c, Var r, Func& stat, int lanes) {
+Func normRows(NormKind kind, double eps, Func x, int64_t k, const ImageParam* g, const ImageParam* b, Var c, Var r,
+              Func& stat, int lanes) {
   Func out("normed");
   if (kind == NormKind::none) {
     out(c, r) = x(c, r);
@@ -58,8 +56,8 @@ Func normRows(NormKind kind, double eps, Func x, int64_t k, const ImageParam* g,
     Func sum = rowSum("sum", [&](Expr kk, Var rr) { return x(kk, rr); }, k, lanes, r);
     Func mean("mean");
     mean(r) = sum(r) / n;
-    Func dev = rowSum("sum_dev", [&](Expr kk, Var rr) { return (x(kk, rr) - mean(rr)) * (x(kk, rr) - mean(rr)); },
-                      k, lanes, r);
+    Func dev = rowSum(
+        "sum_dev", [&](Expr kk, Var rr) { return (x(kk, rr) - mean(rr)) * (x(kk, rr) - mean(rr)); }, k, lanes, r);
     stat(r) = Tuple(mean(r), dev(r));
     for (Func* f : {&sum, &mean, &dev}) f->compute_at(stat, r);
     Expr inv = 1.0f / sqrt(stat(r)[1] / n + float(eps));
@@ -77,8 +75,7 @@ std::vector<Argument> argsOf(std::initializer_list<const ImageParam*> params) {
 
 HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   ImageParam ids(UInt(32), 1, "ids"), tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"),
-      qtype(UInt(8), 1, "qtype"), tok(Float(32), 2, "tok"), type(Float(32), 2, "type"),
-      pos(Float(32), 2, "pos");
+      qtype(UInt(8), 1, "qtype"), tok(Float(32), 2, "tok"), type(Float(32), 2, "type"), pos(Float(32), 2, "pos");
   Var c("c"), r("r");
   Func out("embed");
   Expr seq = clamp(tokseq(r), 0, qtype.dim(0).extent() - 1);
@@ -91,8 +88,8 @@ HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   Var ro("ro"), ri("ri");
   const RowSchedule sch = rowSchedule(s, isa);
   out.split(r, ro, ri, sch.taskRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(c, sch.lanes);
-  std::vector<Argument> args = s.typeTable ? argsOf({&ids, &tokseq, &tokpos, &qtype, &tok, &type})
-                                           : argsOf({&ids, &tokpos, &tok});
+  std::vector<Argument> args =
+      s.typeTable ? argsOf({&ids, &tokseq, &tokpos, &qtype, &tok, &type}) : argsOf({&ids, &tokpos, &tok});
   if (s.learnedPos) args.push_back(pos);
   return {Pipeline(out), args};
 }
@@ -101,9 +98,15 @@ HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
 // (scheduleLinear).
 struct Linear {
   explicit Linear(Type wt)
-      : x(Float(32), 2, "x"), w(wt, 2, "weight"), bias(Float(32), 1, "bias"), wu(wt, 2, "weight_up"),
-        biasu(Float(32), 1, "bias_up"), tokpos(Int(32), 1, "tokpos"), rcos(Float(32), 2, "rope_cos"),
-        rsin(Float(32), 2, "rope_sin"), res(Float(32), 2, "residual"),
+      : x(Float(32), 2, "x"),
+        w(wt, 2, "weight"),
+        bias(Float(32), 1, "bias"),
+        wu(wt, 2, "weight_up"),
+        biasu(Float(32), 1, "bias_up"),
+        tokpos(Int(32), 1, "tokpos"),
+        rcos(Float(32), 2, "rope_cos"),
+        rsin(Float(32), 2, "rope_sin"),
+        res(Float(32), 2, "residual"),
         in{ImageParam(Float(32), 2, "in1"), ImageParam(Float(32), 2, "in2"), ImageParam(Float(32), 2, "in3")} {}
   ImageParam x, w, bias, wu, biasu, tokpos, rcos, rsin, res;
   ImageParam in[3];  // the epilogue program's inputs 1 to 3
@@ -169,8 +172,7 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
     y = y * L.rcos(angle, p) + select(first, -partner, partner) * L.rsin(angle, p);
   }
   if (s.residual) y = L.res(L.o, L.r) + y;
-  if (!s.program.empty())
-    y = programValue(s.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); });
+  if (!s.program.empty()) y = programValue(s.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); });
   L.out(L.o, L.r) = y;
 }
 
@@ -188,8 +190,10 @@ void scheduleBlocks(Linear& L, Stage st, const KernelSpec& s, const LinearSchedu
   const int width = sch.vecs * sch.lanes;  // columns a block
   Var oo("oo"), oi("oi");
   st.split(L.o, oo, oi, width).split(oo, oc, ob, int(s.out / width) / sch.chunks);
-  if (sch.rowsFirst) st.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
-  else st.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
+  if (sch.rowsFirst)
+    st.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
+  else
+    st.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
   st.vectorize(oi, sch.lanes).parallel(task);
 }
 
@@ -500,7 +504,9 @@ HalideKernel buildKernel(const KernelSpec& s, const IsaInfo& isa) {
   const std::vector<kime_arg_slot> slots = argSlots(s);
   bool same = k.args.size() + 1 == slots.size();
   for (size_t i = 0; same && i < k.args.size(); ++i) same = k.args[i].name == slots[i].name;
-  if (!same) throw CompileError(std::string("internal: the CPU ") + className(s.kind) + " kernel's parameters are not plan.h's slots");
+  if (!same)
+    throw CompileError(std::string("internal: the CPU ") + className(s.kind) +
+                       " kernel's parameters are not plan.h's slots");
   return k;
 }
 

@@ -72,11 +72,15 @@ kime_cpu_target parseTarget(const std::string& name) {
 
 IsaInfo isaOf(kime_cpu_target target) {
   switch (target) {
-    case KIME_CPU_X86_64_AVX2: return {Isa::Avx2, 8, 16};
+    case KIME_CPU_X86_64_AVX2:
+      return {Isa::Avx2, 8, 16};
     case KIME_CPU_X86_64_AVX512:
-    case KIME_CPU_X86_64_AVX512BF16: return {Isa::Avx512, 16, 32};
-    case KIME_CPU_ARM_64: return {Isa::Neon, 4, 32};
-    default: break;
+    case KIME_CPU_X86_64_AVX512BF16:
+      return {Isa::Avx512, 16, 32};
+    case KIME_CPU_ARM_64:
+      return {Isa::Neon, 4, 32};
+    default:
+      break;
   }
   throw CompileError("internal: no ISA for target " + std::to_string(int(target)));
 }
@@ -85,9 +89,12 @@ IsaInfo isaOf(const std::string& target) { return isaOf(parseTarget(target)); }
 
 const char* isaName(Isa isa) {
   switch (isa) {
-    case Isa::Avx2: return "avx2";
-    case Isa::Avx512: return "avx512";
-    case Isa::Neon: return "neon";
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::Avx512:
+      return "avx512";
+    case Isa::Neon:
+      return "neon";
   }
   return "?";
 }
@@ -99,9 +106,8 @@ int lanesFor(int64_t width, int vector) {
 }
 
 bool LinearSchedule::operator==(const LinearSchedule& o) const {
-  return lanes == o.lanes && blocked == o.blocked && rows == o.rows && vecs == o.vecs &&
-         taskGroups == o.taskGroups && rowsFirst == o.rowsFirst &&
-         chunks == o.chunks && kChunk == o.kChunk && tileRows == o.tileRows;
+  return lanes == o.lanes && blocked == o.blocked && rows == o.rows && vecs == o.vecs && taskGroups == o.taskGroups &&
+         rowsFirst == o.rowsFirst && chunks == o.chunks && kChunk == o.kChunk && tileRows == o.tileRows;
 }
 
 LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
@@ -112,7 +118,8 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
     while (out.kChunk > kBf16ChunkPairs || (s.in / 2) % out.kChunk != 0) --out.kChunk;
   }
   const std::vector<Block> candidates = registerBlocks(isa.isa, s.fewRows);
-  auto fitting = std::find_if(candidates.begin(), candidates.end(), [&](Block c) { return fits(s, c.vecs, out.lanes); });
+  auto fitting =
+      std::find_if(candidates.begin(), candidates.end(), [&](Block c) { return fits(s, c.vecs, out.lanes); });
   Block b = fitting != candidates.end() ? *fitting : candidates.back();
   while (b.vecs > 1 && !fits(s, b.vecs, out.lanes)) --b.vecs;
   if (out.lanes == 1 || !fits(s, b.vecs, out.lanes)) {
@@ -177,19 +184,23 @@ std::string describeSchedule(const KernelSpec& s, const IsaInfo& isa) {
     if (!l.blocked) {
       d << "unblocked, tasks of " << l.tileRows << " rows, lanes " << l.lanes;
     } else {
-      d << "block " << l.rows << "x" << l.vecs << ", lanes " << l.lanes << (s.ropeHeads ? s.ropeInterleaved ? ", rope interleaved" : ", rope whole heads" : "")
-        << ", tasks of " << l.taskGroups << " groups " << (l.rowsFirst ? "rows first" : "chunks first")
-        << ", chunks " << l.chunks;
+      d << "block " << l.rows << "x" << l.vecs << ", lanes " << l.lanes
+        << (s.ropeHeads ? s.ropeInterleaved ? ", rope interleaved" : ", rope whole heads" : "") << ", tasks of "
+        << l.taskGroups << " groups " << (l.rowsFirst ? "rows first" : "chunks first") << ", chunks " << l.chunks;
     }
     if (l.kChunk) d << ", bf16 k chunk " << l.kChunk;
   } else if (s.kind == KIME_CLASS_ATTENTION) {
     AttentionSchedule a = attentionSchedule(s, isa);
-    if (a.tiled) d << "tiles of " << a.queries << " queries, key blocks of " << a.keyBlock << ", lanes " << a.lanes;
-    else d << "one query a task, lanes " << a.lanes << ", key lanes " << a.keyLanes;
+    if (a.tiled)
+      d << "tiles of " << a.queries << " queries, key blocks of " << a.keyBlock << ", lanes " << a.lanes;
+    else
+      d << "one query a task, lanes " << a.lanes << ", key lanes " << a.keyLanes;
   } else {
     RowSchedule r = rowSchedule(s, isa);
-    if (r.taskRows) d << "tasks of " << r.taskRows << " rows, lanes " << r.lanes;
-    else d << "one task, lanes " << r.lanes;
+    if (r.taskRows)
+      d << "tasks of " << r.taskRows << " rows, lanes " << r.lanes;
+    else
+      d << "one task, lanes " << r.lanes;
   }
   return d.str();
 }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kime/batch.h"
 #include "kernels/KernelSpec.h"
+#include "kime/batch.h"
 
 namespace kime::cuda {
 
@@ -21,7 +21,7 @@ namespace kime::cuda {
 // plan.h's kime_cuda_math, named as there ("tf32", "f32").
 enum class Math { Tf32 = KIME_CUDA_TF32, F32 = KIME_CUDA_F32 };
 const char* mathName(Math m);
-Math parseMath(const std::string& name);        // throws CompileError for another name
+Math parseMath(const std::string& name);  // throws CompileError for another name
 
 // How a kernel is launched for a bucket: a grid sized for the bucket's bounds, `block` threads.
 struct Launch {

@@ -1,6 +1,6 @@
 // CUDA C++ -> PTX with NVRTC, then ptxas for the same arch as proof that the PTX assembles.
-#include <fstream>
 #include <nvrtc.h>
+#include <fstream>
 
 #include "CudaKernels.h"
 #include "support/Diagnostic.h"

@@ -1,8 +1,8 @@
 #include "kime/IR/KimeDialect.h"
 
+#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::kime;
@@ -27,11 +27,16 @@ void KimeDialect::initialize() {
 
 Type mlir::kime::elementTypeOf(MLIRContext* ctx, shapes::DType t) {
   switch (t) {
-    case shapes::DType::F32: return Float32Type::get(ctx);
-    case shapes::DType::F16: return Float16Type::get(ctx);
-    case shapes::DType::BF16: return BFloat16Type::get(ctx);
-    case shapes::DType::U32: return IntegerType::get(ctx, 32, IntegerType::Unsigned);
-    case shapes::DType::U8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+    case shapes::DType::F32:
+      return Float32Type::get(ctx);
+    case shapes::DType::F16:
+      return Float16Type::get(ctx);
+    case shapes::DType::BF16:
+      return BFloat16Type::get(ctx);
+    case shapes::DType::U32:
+      return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+    case shapes::DType::U8:
+      return IntegerType::get(ctx, 8, IntegerType::Unsigned);
   }
   return {};
 }
@@ -57,13 +62,12 @@ KimeTensorType KimeTensorType::fromShape(MLIRContext* ctx, const shapes::Shape& 
   return KimeTensorType::get(ctx, s.dims, elementTypeOf(ctx, s.dtype));
 }
 
-LogicalResult KimeTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 ArrayRef<shapes::Dim> dims, Type elementType) {
+LogicalResult KimeTensorType::verify(function_ref<InFlightDiagnostic()> emitError, ArrayRef<shapes::Dim> dims,
+                                     Type elementType) {
   if (!dtypeOf(elementType))
     return emitError() << "element type must be f32, f16, bf16, ui32 or ui8, not " << elementType;
   for (const shapes::Dim& d : dims) {
-    if (d.isStatic() && d.value <= 0)
-      return emitError() << "sizes must be positive, not " << d.value;
+    if (d.isStatic() && d.value <= 0) return emitError() << "sizes must be positive, not " << d.value;
     if (!d.isStatic() && d.value < 0) return emitError() << "a symbol's offset must be >= 0";
   }
   return success();
@@ -80,11 +84,16 @@ static ParseResult parseDim(AsmParser& p, shapes::Dim& d) {
   StringRef sym;
   SMLoc loc = p.getCurrentLocation();
   if (p.parseKeyword(&sym)) return failure();
-  if (sym == "T") d = shapes::Dim::symbol(shapes::Sym::T);
-  else if (sym == "S") d = shapes::Dim::symbol(shapes::Sym::S);
-  else if (sym == "M") d = shapes::Dim::symbol(shapes::Sym::M);
-  else if (sym == "R") d = shapes::Dim::symbol(shapes::Sym::R);
-  else return p.emitError(loc, "expected a size or one of T, S, M, R, not '") << sym << "'";
+  if (sym == "T")
+    d = shapes::Dim::symbol(shapes::Sym::T);
+  else if (sym == "S")
+    d = shapes::Dim::symbol(shapes::Sym::S);
+  else if (sym == "M")
+    d = shapes::Dim::symbol(shapes::Sym::M);
+  else if (sym == "R")
+    d = shapes::Dim::symbol(shapes::Sym::R);
+  else
+    return p.emitError(loc, "expected a size or one of T, S, M, R, not '") << sym << "'";
   if (succeeded(p.parseOptionalPlus()) && p.parseInteger(d.value)) return failure();
   if (succeeded(p.parseOptionalColon()) && p.parseInteger(d.bound)) return failure();
   return success();
@@ -94,17 +103,15 @@ Type KimeTensorType::parse(AsmParser& p) {
   SmallVector<shapes::Dim> dims;
   Type element;
   if (p.parseLess() ||
-      p.parseCommaSeparatedList(AsmParser::Delimiter::Square,
-                                [&] { return parseDim(p, dims.emplace_back()); }) ||
+      p.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] { return parseDim(p, dims.emplace_back()); }) ||
       p.parseComma() || p.parseType(element) || p.parseGreater())
     return {};
-  return KimeTensorType::getChecked([&] { return p.emitError(p.getNameLoc()); }, p.getContext(), dims,
-                                element);
+  return KimeTensorType::getChecked([&] { return p.emitError(p.getNameLoc()); }, p.getContext(), dims, element);
 }
 
 void KimeTensorType::print(AsmPrinter& p) const {
-  p << "<" << shapes::str(std::vector<shapes::Dim>(getDims().begin(), getDims().end())) << ", "
-    << getElementType() << ">";
+  p << "<" << shapes::str(std::vector<shapes::Dim>(getDims().begin(), getDims().end())) << ", " << getElementType()
+    << ">";
 }
 
 #define GET_TYPEDEF_CLASSES
@@ -131,9 +138,8 @@ static LogicalResult check(Operation* op, const shapes::Inferred& r) {
   if (!r.ok()) return op->emitOpError(r.error);
   shapes::Shape got = shapeOf(op->getResult(0));
   if (!matches(r.shape, got))
-    return op->emitOpError("result must be ")
-           << shapes::str(r.shape.dims) << " " << shapes::str(r.shape.dtype) << ", not "
-           << shapes::str(got.dims) << " " << shapes::str(got.dtype);
+    return op->emitOpError("result must be ") << shapes::str(r.shape.dims) << " " << shapes::str(r.shape.dtype)
+                                              << ", not " << shapes::str(got.dims) << " " << shapes::str(got.dtype);
   return success();
 }
 
@@ -145,51 +151,42 @@ LogicalResult ExpandSeqsOp::verify() {
   return check(*this, shapes::inferExpandSeqs(shapeOf(getX()), shapeOf(getCu())));
 }
 LogicalResult PositionsOp::verify() { return check(*this, shapes::inferPositions(shapeOf(getCu()))); }
-LogicalResult AddOp::verify() {
-  return check(*this, shapes::inferElementwise(shapeOf(getLhs()), shapeOf(getRhs())));
-}
-LogicalResult MulOp::verify() {
-  return check(*this, shapes::inferElementwise(shapeOf(getLhs()), shapeOf(getRhs())));
-}
+LogicalResult AddOp::verify() { return check(*this, shapes::inferElementwise(shapeOf(getLhs()), shapeOf(getRhs()))); }
+LogicalResult MulOp::verify() { return check(*this, shapes::inferElementwise(shapeOf(getLhs()), shapeOf(getRhs()))); }
 LogicalResult SiluOp::verify() { return check(*this, shapes::inferUnary(shapeOf(getX()))); }
 LogicalResult GeluOp::verify() { return check(*this, shapes::inferUnary(shapeOf(getX()))); }
 LogicalResult RmsNormOp::verify() {
-  return check(*this, shapes::inferRmsNorm(shapeOf(getX()), shapeOf(getWeight()),
-                                           getEps().convertToDouble()));
+  return check(*this, shapes::inferRmsNorm(shapeOf(getX()), shapeOf(getWeight()), getEps().convertToDouble()));
 }
 LogicalResult LayerNormOp::verify() {
-  return check(*this, shapes::inferLayerNorm(shapeOf(getX()), shapeOf(getWeight()),
-                                             shapeOf(getBias()), getEps().convertToDouble()));
+  return check(*this, shapes::inferLayerNorm(shapeOf(getX()), shapeOf(getWeight()), shapeOf(getBias()),
+                                             getEps().convertToDouble()));
 }
 LogicalResult LinearOp::verify() {
   std::optional<shapes::Shape> bias;
   if (getBias()) bias = shapeOf(getBias());
-  return check(*this, shapes::inferLinear(shapeOf(getX()), shapeOf(getWeight()),
-                                          bias ? &*bias : nullptr));
+  return check(*this, shapes::inferLinear(shapeOf(getX()), shapeOf(getWeight()), bias ? &*bias : nullptr));
 }
 LogicalResult RopeOp::verify() {
-  return check(*this, shapes::inferRope(shapeOf(getX()), shapeOf(getPos()), getHeads(),
-                                        getTheta().convertToDouble()));
+  return check(*this, shapes::inferRope(shapeOf(getX()), shapeOf(getPos()), getHeads(), getTheta().convertToDouble()));
 }
 LogicalResult AttentionOp::verify() {
   std::optional<shapes::Shape> qseq;
   if (getQseq()) qseq = shapeOf(getQseq());
-  return check(*this, shapes::inferAttention(shapeOf(getQ()), shapeOf(getK()), shapeOf(getV()),
-                                             shapeOf(getCu()), getHeads(), getKvHeads(),
-                                             getScale().convertToDouble(), qseq ? &*qseq : nullptr));
+  return check(*this,
+               shapes::inferAttention(shapeOf(getQ()), shapeOf(getK()), shapeOf(getV()), shapeOf(getCu()), getHeads(),
+                                      getKvHeads(), getScale().convertToDouble(), qseq ? &*qseq : nullptr));
 }
 LogicalResult GatherMarkersOp::verify() {
-  return check(*this, shapes::inferGatherMarkers(shapeOf(getX()), shapeOf(getCu()),
-                                                 shapeOf(getMarkers()), shapeOf(getMcu())));
+  return check(*this,
+               shapes::inferGatherMarkers(shapeOf(getX()), shapeOf(getCu()), shapeOf(getMarkers()), shapeOf(getMcu())));
 }
-LogicalResult FirstRowsOp::verify() {
-  return check(*this, shapes::inferFirstRows(shapeOf(getX()), shapeOf(getCu())));
-}
+LogicalResult FirstRowsOp::verify() { return check(*this, shapes::inferFirstRows(shapeOf(getX()), shapeOf(getCu()))); }
 LogicalResult SqueezeOp::verify() { return check(*this, shapes::inferSqueeze(shapeOf(getX()))); }
 LogicalResult SequenceIdsOp::verify() { return check(*this, shapes::inferSequenceIds(shapeOf(getCu()))); }
 LogicalResult OutputRowsOp::verify() {
-  return check(*this, shapes::inferOutputRows(shapeOf(getX()), shapeOf(getCu()), shapeOf(getMarkers()),
-                                              shapeOf(getMcu())));
+  return check(*this,
+               shapes::inferOutputRows(shapeOf(getX()), shapeOf(getCu()), shapeOf(getMarkers()), shapeOf(getMcu())));
 }
 
 #include "kime/IR/KimeEnums.cpp.inc"
@@ -208,12 +205,12 @@ void KernelOp::build(OpBuilder& b, OperationState& state, Type result, KernelCla
   assert(byRole.size() == kKernelRoleCount && "one value (or null) per role");
   auto at = [&](KernelRole r) { return byRole[size_t(r)]; };
   using R = KernelRole;
-  build(b, state, result, kind, node, at(R::x), at(R::q), at(R::k), at(R::v), at(R::ids), at(R::qtype),
-        at(R::cu), at(R::markers), at(R::mcu), at(R::tok_table), at(R::type_table), at(R::pos),
-        at(R::norm_weight), at(R::norm_bias), at(R::weight), at(R::bias), at(R::weight_up), at(R::bias_up),
-        at(R::residual), at(R::index), at(R::in1), at(R::in2), at(R::in3), NormKindAttr(), FloatAttr(),
-        ActivationAttr(), IntegerAttr(), FloatAttr(), IntegerAttr(), IntegerAttr(), FloatAttr(), HeadRowsAttr(),
-        ArithmeticAttr(), GatherKindAttr(), StringAttr(), IntegerAttr());
+  build(b, state, result, kind, node, at(R::x), at(R::q), at(R::k), at(R::v), at(R::ids), at(R::qtype), at(R::cu),
+        at(R::markers), at(R::mcu), at(R::tok_table), at(R::type_table), at(R::pos), at(R::norm_weight),
+        at(R::norm_bias), at(R::weight), at(R::bias), at(R::weight_up), at(R::bias_up), at(R::residual), at(R::index),
+        at(R::in1), at(R::in2), at(R::in3), NormKindAttr(), FloatAttr(), ActivationAttr(), IntegerAttr(), FloatAttr(),
+        IntegerAttr(), IntegerAttr(), FloatAttr(), HeadRowsAttr(), ArithmeticAttr(), GatherKindAttr(), StringAttr(),
+        IntegerAttr());
 }
 
 KernelClass KernelOp::getKernelClass() { return getKind(); }
@@ -222,29 +219,52 @@ void KernelOp::setArenaOffset(int64_t offset) { setOffset(offset); }
 
 Value KernelOp::getRoleOperand(KernelRole role) {
   switch (role) {
-    case KernelRole::x: return getX();
-    case KernelRole::q: return getQ();
-    case KernelRole::k: return getK();
-    case KernelRole::v: return getV();
-    case KernelRole::ids: return getIds();
-    case KernelRole::qtype: return getQtype();
-    case KernelRole::cu: return getCu();
-    case KernelRole::markers: return getMarkers();
-    case KernelRole::mcu: return getMcu();
-    case KernelRole::tok_table: return getTokTable();
-    case KernelRole::type_table: return getTypeTable();
-    case KernelRole::pos: return getPos();
-    case KernelRole::norm_weight: return getNormWeight();
-    case KernelRole::norm_bias: return getNormBias();
-    case KernelRole::weight: return getWeight();
-    case KernelRole::bias: return getBias();
-    case KernelRole::weight_up: return getWeightUp();
-    case KernelRole::bias_up: return getBiasUp();
-    case KernelRole::residual: return getResidual();
-    case KernelRole::index: return getIndex();
-    case KernelRole::in1: return getIn1();
-    case KernelRole::in2: return getIn2();
-    case KernelRole::in3: return getIn3();
+    case KernelRole::x:
+      return getX();
+    case KernelRole::q:
+      return getQ();
+    case KernelRole::k:
+      return getK();
+    case KernelRole::v:
+      return getV();
+    case KernelRole::ids:
+      return getIds();
+    case KernelRole::qtype:
+      return getQtype();
+    case KernelRole::cu:
+      return getCu();
+    case KernelRole::markers:
+      return getMarkers();
+    case KernelRole::mcu:
+      return getMcu();
+    case KernelRole::tok_table:
+      return getTokTable();
+    case KernelRole::type_table:
+      return getTypeTable();
+    case KernelRole::pos:
+      return getPos();
+    case KernelRole::norm_weight:
+      return getNormWeight();
+    case KernelRole::norm_bias:
+      return getNormBias();
+    case KernelRole::weight:
+      return getWeight();
+    case KernelRole::bias:
+      return getBias();
+    case KernelRole::weight_up:
+      return getWeightUp();
+    case KernelRole::bias_up:
+      return getBiasUp();
+    case KernelRole::residual:
+      return getResidual();
+    case KernelRole::index:
+      return getIndex();
+    case KernelRole::in1:
+      return getIn1();
+    case KernelRole::in2:
+      return getIn2();
+    case KernelRole::in3:
+      return getIn3();
   }
   return {};
 }
@@ -275,8 +295,7 @@ const KernelRoles& mlir::kime::kernelRoles(KernelClass c) {
 }
 
 // The dialect's classes are plan.h's, by number and by name.
-#define KIME_SAME_CLASS(E, P) \
-  static_assert(int(KernelClass::E) == P, "kernel class numbers drift from plan.h");
+#define KIME_SAME_CLASS(E, P) static_assert(int(KernelClass::E) == P, "kernel class numbers drift from plan.h");
 KIME_SAME_CLASS(embed, KIME_CLASS_EMBED)
 KIME_SAME_CLASS(norm, KIME_CLASS_NORM)
 KIME_SAME_CLASS(linear, KIME_CLASS_LINEAR)
@@ -325,13 +344,16 @@ class KernelChoices {
     const bool markerRows = op_.getRows() == HeadRows::markers;
     if (failed(together("norm(...)", norm, "eps", op_.getEps().has_value())) ||
         failed(together("norm(...)", norm, "\"norm_weight\" operand", has(KernelRole::norm_weight))) ||
-        failed(together("norm(layer, ...)", op_.getNorm() == NormKind::layer, "\"norm_bias\" operand", has(KernelRole::norm_bias))) ||
+        failed(together("norm(layer, ...)", op_.getNorm() == NormKind::layer, "\"norm_bias\" operand",
+                        has(KernelRole::norm_bias))) ||
         failed(together("act(swiglu)", swiglu, "\"weight_up\" operand", has(KernelRole::weight_up))) ||
         failed(together("act(swiglu)", swiglu, "\"bias_up\" operand", swiglu || has(KernelRole::bias_up))) ||
         failed(together("rope(...)", rope, "theta", op_.getRopeTheta().has_value())) ||
         failed(together("rope(...)", rope, "\"cu\" operand", linear ? has(KernelRole::cu) : rope)) ||
-        failed(together("rows(markers)", markerRows, "\"markers\" operand", kind_ == KernelClass::head ? has(KernelRole::markers) : markerRows)) ||
-        failed(together("rows(markers)", markerRows, "\"mcu\" operand", kind_ == KernelClass::head ? has(KernelRole::mcu) : markerRows)))
+        failed(together("rows(markers)", markerRows, "\"markers\" operand",
+                        kind_ == KernelClass::head ? has(KernelRole::markers) : markerRows)) ||
+        failed(together("rows(markers)", markerRows, "\"mcu\" operand",
+                        kind_ == KernelClass::head ? has(KernelRole::mcu) : markerRows)))
       return failure();
     return success();
   }
@@ -345,7 +367,8 @@ class KernelChoices {
     const GatherKind g = *op_.getGather();
     if (failed(together("gather(rows)", g == GatherKind::rows, "\"index\" operand", has(KernelRole::index))) ||
         failed(together("gather(seqs|first|markers)", g != GatherKind::rows, "\"cu\" operand", has(KernelRole::cu))) ||
-        failed(together("gather(markers)", g == GatherKind::markers, "\"markers\" operand", has(KernelRole::markers))) ||
+        failed(
+            together("gather(markers)", g == GatherKind::markers, "\"markers\" operand", has(KernelRole::markers))) ||
         failed(together("gather(markers)", g == GatherKind::markers, "\"mcu\" operand", has(KernelRole::mcu))))
       return failure();
     return success();
@@ -360,7 +383,8 @@ class KernelChoices {
     unsigned read = 0;
     for (char c : p) {
       if (c >= '0' && c <= '3') {
-        if (!has(inputs[c - '0'])) return op_.emitOpError("program \"") << p << "\" reads input " << c << ", which the kernel does not have";
+        if (!has(inputs[c - '0']))
+          return op_.emitOpError("program \"") << p << "\" reads input " << c << ", which the kernel does not have";
         read |= 1u << (c - '0'), ++depth;
       } else if (c == '+' || c == '*') {
         if (depth < 2) return op_.emitOpError("program \"") << p << "\": '" << c << "' needs two values";
@@ -374,7 +398,8 @@ class KernelChoices {
     if (depth != 1) return op_.emitOpError("program \"") << p << "\" leaves " << depth << " values, not 1";
     for (unsigned i = 0; i < 4; ++i)
       if (has(inputs[i]) && !(read & (1u << i)))
-        return op_.emitOpError("program \"") << p << "\" never reads its \"" << stringifyKernelRole(inputs[i]) << "\" operand";
+        return op_.emitOpError("program \"")
+               << p << "\" never reads its \"" << stringifyKernelRole(inputs[i]) << "\" operand";
     return success();
   }
 

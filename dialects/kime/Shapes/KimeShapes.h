@@ -27,9 +27,7 @@ struct Dim {
   static Dim fixed(int64_t n) { return {Sym::None, n, 0}; }
   static Dim symbol(Sym s, int64_t offset = 0) { return {s, offset, 0}; }
   bool isStatic() const { return sym == Sym::None; }
-  bool operator==(const Dim& o) const {
-    return sym == o.sym && value == o.value && bound == o.bound;
-  }
+  bool operator==(const Dim& o) const { return sym == o.sym && value == o.value && bound == o.bound; }
   bool operator!=(const Dim& o) const { return !(*this == o); }
 };
 
@@ -83,10 +81,9 @@ Inferred inferLayerNorm(const Shape& x, const Shape& weight, const Shape& bias, 
 Inferred inferLinear(const Shape& x, const Shape& weight, const Shape* bias);
 Inferred inferRope(const Shape& x, const Shape& pos, int64_t heads, double theta);
 // Queries are tokens (q has T rows), or, with `qseq` (the sequence of each query row), any rows.
-Inferred inferAttention(const Shape& q, const Shape& k, const Shape& v, const Shape& cu,
-                        int64_t heads, int64_t kvHeads, double scale, const Shape* qseq = nullptr);
-Inferred inferGatherMarkers(const Shape& x, const Shape& cu, const Shape& markers,
-                            const Shape& mcu);
+Inferred inferAttention(const Shape& q, const Shape& k, const Shape& v, const Shape& cu, int64_t heads, int64_t kvHeads,
+                        double scale, const Shape* qseq = nullptr);
+Inferred inferGatherMarkers(const Shape& x, const Shape& cu, const Shape& markers, const Shape& mcu);
 Inferred inferFirstRows(const Shape& x, const Shape& cu);
 Inferred inferSqueeze(const Shape& x);
 // Introduced by kime-prune-rows (not ops of the Graph format).

@@ -33,7 +33,8 @@ struct EmbedTerms {
     }
     if (auto e = definedBy<ExpandSeqsOp>(v); e && v.hasOneUse() && !expand) {
       auto g = definedBy<GatherRowsOp>(e.getX());
-      if (!g || !g.getResult().hasOneUse() || !isWeight(g.getTable()) || !isBatchArray(g.getIndex(), ::kime::shapes::DType::U8))
+      if (!g || !g.getResult().hasOneUse() || !isWeight(g.getTable()) ||
+          !isBatchArray(g.getIndex(), ::kime::shapes::DType::U8))
         return false;
       type = g, expand = e;
       ops.append({g.getOperation(), e.getOperation()});
@@ -41,7 +42,9 @@ struct EmbedTerms {
     }
     auto g = definedBy<GatherRowsOp>(v);
     if (!g || !v.hasOneUse() || !isWeight(g.getTable())) return false;
-    GatherRowsOp& slot = isBatchArray(g.getIndex(), ::kime::shapes::DType::U32) ? tok : definedBy<PositionsOp>(g.getIndex()) ? pos : type;
+    GatherRowsOp& slot = isBatchArray(g.getIndex(), ::kime::shapes::DType::U32) ? tok
+                         : definedBy<PositionsOp>(g.getIndex())                 ? pos
+                                                                                : type;
     if (&slot == &type || slot) return false;
     slot = g;
     ops.push_back(g);

@@ -54,8 +54,7 @@ struct SpecializeBucketPass : impl::SpecializeBucketBase<SpecializeBucketPass> {
 
 }  // namespace
 
-void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers,
-                         const PipelineOptions& o) {
+void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers, const PipelineOptions& o) {
   OpPassManager& f = pm.nest<func::FuncOp>();
   f.addPass(createSpecializeBucket(SpecializeBucketOptions{tokens, seqs, markers}));
   if (o.pruneRows) f.addPass(createPruneRows());

@@ -25,9 +25,8 @@ struct VerifyBackendContractPass : impl::VerifyBackendContractBase<VerifyBackend
       auto k = dyn_cast<KernelOpInterface>(op);
       if (!k) {
         auto node = op->getAttrOfType<StringAttr>("node");
-        op->emitError("backend contract: ")
-            << op->getName() << (node ? " \"" + node.str() + "\"" : std::string())
-            << " is not part of any kernel class";
+        op->emitError("backend contract: ") << op->getName() << (node ? " \"" + node.str() + "\"" : std::string())
+                                            << " is not part of any kernel class";
         return WalkResult::interrupt();
       }
       if (!k.getArenaOffset()) {

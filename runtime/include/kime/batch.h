@@ -55,12 +55,8 @@ struct Batch {
 struct Bucket {
   uint32_t tokens = 0, seqs = 0, markers = 0;
 
-  bool holds(size_t t, size_t s, size_t m) const {
-    return t <= tokens && s <= seqs && m <= markers;
-  }
-  bool operator==(const Bucket& o) const {
-    return tokens == o.tokens && seqs == o.seqs && markers == o.markers;
-  }
+  bool holds(size_t t, size_t s, size_t m) const { return t <= tokens && s <= seqs && m <= markers; }
+  bool operator==(const Bucket& o) const { return tokens == o.tokens && seqs == o.seqs && markers == o.markers; }
 };
 
 // "{tokens 128, seqs 8, markers 32}": how messages and listings name a bucket.

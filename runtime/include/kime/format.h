@@ -41,8 +41,8 @@ extern "C" {
 #define KIME_SECTION_NAME_SIZE 48
 
 typedef struct kime_file_header {
-  char magic[KIME_MAGIC_SIZE];   /* KIME_MAGIC, not NUL terminated */
-  uint32_t version;              /* KIME_FORMAT_VERSION of the writer */
+  char magic[KIME_MAGIC_SIZE]; /* KIME_MAGIC, not NUL terminated */
+  uint32_t version;            /* KIME_FORMAT_VERSION of the writer */
   uint32_t section_count;
   uint64_t section_table_offset; /* bytes from the start of the file */
   uint64_t file_size;            /* the whole file, to catch truncation */

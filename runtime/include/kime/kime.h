@@ -47,9 +47,9 @@ typedef struct kime_error {
 
 /* Returns `error->status` after writing `status`/`message`; a RETURN_IF_ERROR helper:
  *   KIME_RETURN_IF_ERROR(kime_executor_run(...));  */
-#define KIME_RETURN_IF_ERROR(expr)   \
-  do {                               \
-    kime_status kime_s_ = (expr);    \
+#define KIME_RETURN_IF_ERROR(expr)          \
+  do {                                      \
+    kime_status kime_s_ = (expr);           \
     if (kime_s_ != KIME_OK) return kime_s_; \
   } while (0)
 
@@ -63,25 +63,30 @@ typedef struct kime_bucket {
 /* A packed batch (docs/batch.md): sequence s is tokens cu[s]..cu[s+1] of ids and
  * markers mcu[s]..mcu[s+1] of markers; markers are positions within their own sequence. */
 typedef struct kime_batch {
-  const uint32_t* ids;     size_t ids_len;
-  const uint32_t* cu;      size_t cu_len;
-  const uint32_t* markers; size_t markers_len;
-  const uint32_t* mcu;     size_t mcu_len;
-  const uint8_t* qtype;    size_t qtype_len;
+  const uint32_t* ids;
+  size_t ids_len;
+  const uint32_t* cu;
+  size_t cu_len;
+  const uint32_t* markers;
+  size_t markers_len;
+  const uint32_t* mcu;
+  size_t mcu_len;
+  const uint8_t* qtype;
+  size_t qtype_len;
 } kime_batch;
 
 typedef struct kime_executor_options {
-  uint32_t struct_size; /* sizeof(kime_executor_options), set by kime_executor_options_init */
-  uint32_t threads;     /* 0: the machine's hardware threads */
-  const char* stage;    /* NULL: "serve" if the model has it, else its first stage */
-  const char* device;   /* NULL or "cpu"; "cuda": the first GPU (KIME_DEVICE error without one) */
+  uint32_t struct_size;  /* sizeof(kime_executor_options), set by kime_executor_options_init */
+  uint32_t threads;      /* 0: the machine's hardware threads */
+  const char* stage;     /* NULL: "serve" if the model has it, else its first stage */
+  const char* device;    /* NULL or "cpu"; "cuda": the first GPU (KIME_DEVICE error without one) */
   const char* cuda_math; /* NULL or "tf32" (tensor cores); "f32" (exact FMA) */
 } kime_executor_options;
 
 void kime_executor_options_init(kime_executor_options* options);
 
 typedef struct kime_model_options {
-  uint32_t struct_size;   /* sizeof(kime_model_options), set by kime_model_options_init */
+  uint32_t struct_size; /* sizeof(kime_model_options), set by kime_model_options_init */
   /* NULL: the best CPU code of the artifact this CPU runs. Else that code section, e.g.
    * "x86-64-avx2" on an AVX-512 machine (to run or measure each path): KIME_UNSUPPORTED, naming
    * it, where the CPU lacks it or the artifact has no code for it. */
@@ -114,8 +119,8 @@ void kime_executor_release(kime_executor* executor);
 
 /* The number of buckets of the executor's stage, and bucket `index`. */
 size_t kime_executor_bucket_count(const kime_executor* executor);
-KIME_MUST_USE kime_status kime_executor_bucket(const kime_executor* executor, size_t index,
-                                               kime_bucket* out_bucket, kime_error* error);
+KIME_MUST_USE kime_status kime_executor_bucket(const kime_executor* executor, size_t index, kime_bucket* out_bucket,
+                                               kime_error* error);
 /* Builds bucket `index`'s plan now (idempotent). */
 KIME_MUST_USE kime_status kime_executor_prepare(kime_executor* executor, size_t index, kime_error* error);
 
@@ -129,9 +134,9 @@ enum { KIME_FILL_TOKENS = 0, KIME_FILL_SEQS = 1, KIME_FILL_MARKERS = 2 };
 
 typedef struct kime_bucket_stats {
   kime_bucket bucket;
-  uint64_t batches;                    /* run in this bucket */
-  uint64_t fill[3][KIME_STATS_BINS];   /* per kind, batches by fill */
-  uint64_t total[3];                   /* per kind, the counts summed (mean fill: total / batches / bound) */
+  uint64_t batches;                  /* run in this bucket */
+  uint64_t fill[3][KIME_STATS_BINS]; /* per kind, batches by fill */
+  uint64_t total[3];                 /* per kind, the counts summed (mean fill: total / batches / bound) */
 } kime_bucket_stats;
 
 typedef struct kime_stats {
@@ -159,9 +164,9 @@ KIME_MUST_USE kime_status kime_model_selftest(kime_model* model, const kime_exec
 /* Runs a batch: `logits` gets one value per marker (capacity `logits_cap`), `act` two per
  * sequence (capacity `act_cap` floats). `out_bucket` (may be NULL) gets the bucket used. Once the
  * bucket is prepared, this allocates nothing. */
-KIME_MUST_USE kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch,
-                                            float* logits, size_t logits_cap, float* act,
-                                            size_t act_cap, kime_bucket* out_bucket, kime_error* error);
+KIME_MUST_USE kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch, float* logits,
+                                            size_t logits_cap, float* act, size_t act_cap, kime_bucket* out_bucket,
+                                            kime_error* error);
 
 #ifdef __cplusplus
 }

@@ -8,18 +8,18 @@
 namespace kime::key {
 
 // The manifest's top level.
-inline constexpr const char format[] = "format";            // KIME_FORMAT_VERSION
-inline constexpr const char model[] = "model";              // the Graph's name
-inline constexpr const char vocab[] = "vocab";              // rows of the token table
-inline constexpr const char types[] = "types";              // rows of the type table (0: none)
-inline constexpr const char maxSeqLen[] = "max_seq_len";    // rows of the learned positions (0: none)
+inline constexpr const char format[] = "format";          // KIME_FORMAT_VERSION
+inline constexpr const char model[] = "model";            // the Graph's name
+inline constexpr const char vocab[] = "vocab";            // rows of the token table
+inline constexpr const char types[] = "types";            // rows of the type table (0: none)
+inline constexpr const char maxSeqLen[] = "max_seq_len";  // rows of the learned positions (0: none)
 inline constexpr const char gatherLimits[] = "gather_limits";
-inline constexpr const char signature[] = "signature";      // {inputs, outputs}: for people
+inline constexpr const char signature[] = "signature";  // {inputs, outputs}: for people
 inline constexpr const char inputs[] = "inputs";
 inline constexpr const char outputs[] = "outputs";
 inline constexpr const char weights[] = "weights";
 inline constexpr const char kernels[] = "kernels";
-inline constexpr const char code[] = "code";                // {cpu, ptx, cuda_math}: for people
+inline constexpr const char code[] = "code";  // {cpu, ptx, cuda_math}: for people
 inline constexpr const char cpu[] = "cpu";
 inline constexpr const char ptx[] = "ptx";
 inline constexpr const char cudaMath[] = "cuda_math";

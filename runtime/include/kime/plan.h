@@ -59,7 +59,8 @@ typedef enum kime_kernel_class {
   KIME_CLASS_HEAD = 4,      /* the marker logits or the act pairs, normed rows of the heads */
   KIME_CLASS_SELECT = 5,    /* kime-prune-rows' output rows */
   /* The generic classes: whatever no fusion pattern covers. */
-  KIME_CLASS_GATHER = 6,  /* rows of a table or a matrix by an index: gather_rows, expand_seqs, first_rows, gather_markers */
+  KIME_CLASS_GATHER =
+      6, /* rows of a table or a matrix by an index: gather_rows, expand_seqs, first_rows, gather_markers */
   KIME_CLASS_ELTWISE = 7, /* a chain of add / mul / silu / gelu over up to 4 inputs, as one loop */
   KIME_CLASS_ROPE = 8,    /* RoPE on rows no linear computes, by any positions */
   KIME_CLASS_COUNT = 9
@@ -126,13 +127,18 @@ static const char* const kime_cuda_math_names[KIME_CUDA_MATH_COUNT] = {"tf32", "
 
 /* The arithmetics an artifact's self-test gives a tolerance for: its CPU code's (f32, or bf16
  * with --cpu-precision bf16), then each CUDA math (KIME_ARITH_TF32 + kime_cuda_math). */
-typedef enum kime_arith { KIME_ARITH_CPU = 0, KIME_ARITH_TF32 = 1, KIME_ARITH_F32 = 2, KIME_ARITH_COUNT = 3 } kime_arith;
+typedef enum kime_arith {
+  KIME_ARITH_CPU = 0,
+  KIME_ARITH_TF32 = 1,
+  KIME_ARITH_F32 = 2,
+  KIME_ARITH_COUNT = 3
+} kime_arith;
 static const char* const kime_arith_names[KIME_ARITH_COUNT] = {"cpu", "tf32", "f32"};
 static const char* const kime_kernel_class_names[KIME_CLASS_COUNT] = {
     "embed", "norm", "linear", "attention", "head", "select", "gather", "eltwise", "rope"};
 static const char* const kime_plan_input_names[KIME_INPUT_COUNT] = {
-    "ids", "qtype", "cu", "markers", "mcu", "tokseq", "tokpos", "marker_rows", "first_rows", "out_rows", "out_seq", "out_pos",
-    "out_first_rows", "out_marker_rows"};
+    "ids",         "qtype",      "cu",       "markers", "mcu",     "tokseq",         "tokpos",
+    "marker_rows", "first_rows", "out_rows", "out_seq", "out_pos", "out_first_rows", "out_marker_rows"};
 static const char* const kime_row_symbol_names[KIME_ROWS_COUNT] = {"", "T", "S", "S+1", "M", "R"};
 static const char* const kime_dtype_names[KIME_DTYPE_COUNT] = {"f32", "i32", "u32", "u8", "bf16"};
 /* Each dtype as Halide's type code (0 int, 1 uint, 2 float, 4 bfloat) and bits. */
@@ -164,25 +170,23 @@ typedef struct kime_arg_slot {
  * "in1".."in3" as their program reads them (a linear's epilogue program: its input 0 is the
  * linear's value after bias, activation, RoPE and residual). */
 #define KIME_F32_ KIME_DTYPE_F32
-static const kime_arg_slot kime_embed_slots[] = {
-    {"ids", KIME_DTYPE_U32, 0}, {"tokseq", KIME_DTYPE_I32, 1}, {"tokpos", KIME_DTYPE_I32, 0},
-    {"qtype", KIME_DTYPE_U8, 1}, {"tok", KIME_F32_, 0},        {"type", KIME_F32_, 1},
-    {"pos", KIME_F32_, 1},      {"out", KIME_F32_, 0}};
+static const kime_arg_slot kime_embed_slots[] = {{"ids", KIME_DTYPE_U32, 0},    {"tokseq", KIME_DTYPE_I32, 1},
+                                                 {"tokpos", KIME_DTYPE_I32, 0}, {"qtype", KIME_DTYPE_U8, 1},
+                                                 {"tok", KIME_F32_, 0},         {"type", KIME_F32_, 1},
+                                                 {"pos", KIME_F32_, 1},         {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_norm_slots[] = {
     {"x", KIME_F32_, 0}, {"norm_weight", KIME_F32_, 0}, {"norm_bias", KIME_F32_, 1}, {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_linear_slots[] = {
-    {"x", KIME_F32_, 0},        {"weight", KIME_F32_, 0},         {"bias", KIME_F32_, 1},
-    {"weight_up", KIME_F32_, 1}, {"bias_up", KIME_F32_, 1},        {"tokpos", KIME_DTYPE_I32, 1},
-    {"rope_cos", KIME_F32_, 1},  {"rope_sin", KIME_F32_, 1},       {"residual", KIME_F32_, 1},
-    {"in1", KIME_F32_, 1},       {"in2", KIME_F32_, 1},            {"in3", KIME_F32_, 1},
+    {"x", KIME_F32_, 0},        {"weight", KIME_F32_, 0},      {"bias", KIME_F32_, 1},     {"weight_up", KIME_F32_, 1},
+    {"bias_up", KIME_F32_, 1},  {"tokpos", KIME_DTYPE_I32, 1}, {"rope_cos", KIME_F32_, 1}, {"rope_sin", KIME_F32_, 1},
+    {"residual", KIME_F32_, 1}, {"in1", KIME_F32_, 1},         {"in2", KIME_F32_, 1},      {"in3", KIME_F32_, 1},
     {"out", KIME_F32_, 0}};
-static const kime_arg_slot kime_attention_slots[] = {
-    {"q", KIME_F32_, 0},          {"k", KIME_F32_, 0},         {"v", KIME_F32_, 0},
-    {"qseq", KIME_DTYPE_I32, 0}, {"cu", KIME_DTYPE_U32, 0}, {"out", KIME_F32_, 0}};
+static const kime_arg_slot kime_attention_slots[] = {{"q", KIME_F32_, 0},       {"k", KIME_F32_, 0},
+                                                     {"v", KIME_F32_, 0},       {"qseq", KIME_DTYPE_I32, 0},
+                                                     {"cu", KIME_DTYPE_U32, 0}, {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_head_slots[] = {
-    {"x", KIME_F32_, 0},          {"norm_weight", KIME_F32_, 1}, {"norm_bias", KIME_F32_, 1},
-    {"rows", KIME_DTYPE_I32, 0}, {"weight", KIME_F32_, 0},      {"bias", KIME_F32_, 1},
-    {"out", KIME_F32_, 0}};
+    {"x", KIME_F32_, 0},      {"norm_weight", KIME_F32_, 1}, {"norm_bias", KIME_F32_, 1}, {"rows", KIME_DTYPE_I32, 0},
+    {"weight", KIME_F32_, 0}, {"bias", KIME_F32_, 1},        {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_select_slots[] = {
     {"x", KIME_F32_, 0}, {"rows", KIME_DTYPE_I32, 0}, {"out", KIME_F32_, 0}};
 /* out row r = x row index[r], or zeros where the index is -1 (an empty sequence's first row). */
@@ -192,9 +196,11 @@ static const kime_arg_slot kime_eltwise_slots[] = {
     {"x", KIME_F32_, 0}, {"in1", KIME_F32_, 1}, {"in2", KIME_F32_, 1}, {"in3", KIME_F32_, 1}, {"out", KIME_F32_, 0}};
 /* RoPE by positions (the tokens', the output rows', or token ids) from tables of cos and sin of
  * each position's angles, [positions, head / 2]. */
-static const kime_arg_slot kime_rope_slots[] = {
-    {"x", KIME_F32_, 0}, {"pos", KIME_DTYPE_I32, 0}, {"rope_cos", KIME_F32_, 0}, {"rope_sin", KIME_F32_, 0},
-    {"out", KIME_F32_, 0}};
+static const kime_arg_slot kime_rope_slots[] = {{"x", KIME_F32_, 0},
+                                                {"pos", KIME_DTYPE_I32, 0},
+                                                {"rope_cos", KIME_F32_, 0},
+                                                {"rope_sin", KIME_F32_, 0},
+                                                {"out", KIME_F32_, 0}};
 /* The most inputs of an eltwise kernel. */
 #define KIME_ELTWISE_INPUTS 4
 #undef KIME_F32_
@@ -203,16 +209,26 @@ static const kime_arg_slot kime_rope_slots[] = {
 static inline const kime_arg_slot* kime_class_slots(kime_kernel_class c, int* count) {
 #define KIME_SLOTS_(a) (*count = (int)(sizeof(a) / sizeof((a)[0])), (a))
   switch (c) {
-    case KIME_CLASS_EMBED: return KIME_SLOTS_(kime_embed_slots);
-    case KIME_CLASS_NORM: return KIME_SLOTS_(kime_norm_slots);
-    case KIME_CLASS_LINEAR: return KIME_SLOTS_(kime_linear_slots);
-    case KIME_CLASS_ATTENTION: return KIME_SLOTS_(kime_attention_slots);
-    case KIME_CLASS_HEAD: return KIME_SLOTS_(kime_head_slots);
-    case KIME_CLASS_SELECT: return KIME_SLOTS_(kime_select_slots);
-    case KIME_CLASS_GATHER: return KIME_SLOTS_(kime_gather_slots);
-    case KIME_CLASS_ELTWISE: return KIME_SLOTS_(kime_eltwise_slots);
-    case KIME_CLASS_ROPE: return KIME_SLOTS_(kime_rope_slots);
-    default: break;
+    case KIME_CLASS_EMBED:
+      return KIME_SLOTS_(kime_embed_slots);
+    case KIME_CLASS_NORM:
+      return KIME_SLOTS_(kime_norm_slots);
+    case KIME_CLASS_LINEAR:
+      return KIME_SLOTS_(kime_linear_slots);
+    case KIME_CLASS_ATTENTION:
+      return KIME_SLOTS_(kime_attention_slots);
+    case KIME_CLASS_HEAD:
+      return KIME_SLOTS_(kime_head_slots);
+    case KIME_CLASS_SELECT:
+      return KIME_SLOTS_(kime_select_slots);
+    case KIME_CLASS_GATHER:
+      return KIME_SLOTS_(kime_gather_slots);
+    case KIME_CLASS_ELTWISE:
+      return KIME_SLOTS_(kime_eltwise_slots);
+    case KIME_CLASS_ROPE:
+      return KIME_SLOTS_(kime_rope_slots);
+    default:
+      break;
   }
 #undef KIME_SLOTS_
   *count = 0;

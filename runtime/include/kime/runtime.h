@@ -42,8 +42,8 @@ struct Caps {
 template <typename T>
 class Expected {
  public:
-  Expected(T v) : v_(std::move(v)) {}          // NOLINT: implicit on purpose
-  Expected(Error e) : v_(std::move(e)) {}      // NOLINT
+  Expected(T v) : v_(std::move(v)) {}      // NOLINT: implicit on purpose
+  Expected(Error e) : v_(std::move(e)) {}  // NOLINT
   explicit operator bool() const { return v_.index() == 0; }
   T& operator*() { return std::get<0>(v_); }
   T* operator->() { return &std::get<0>(v_); }
@@ -111,8 +111,7 @@ struct ExecutorImpl;
 class Executor {
  public:
   // The executor of one stage. Unsupported when the model has no such stage.
-  static Expected<std::unique_ptr<Executor>> create(std::shared_ptr<Model> model,
-                                                    const std::string& stage,
+  static Expected<std::unique_ptr<Executor>> create(std::shared_ptr<Model> model, const std::string& stage,
                                                     ExecutorOptions options = {});
   ~Executor();
 

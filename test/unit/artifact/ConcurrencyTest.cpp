@@ -18,7 +18,9 @@ constexpr size_t kBatches = 16, kRounds = 40, kThreads = 4;
 
 std::vector<tooling::OwnedBatch> batches() {
   std::vector<tooling::OwnedBatch> out;
-  for (size_t i = 0; i < kBatches; ++i) out.push_back(tooling::uniformBatch(1 + i % 8, 3 + i % 13, 1 + i % 3, test::testModel()->vocab(), test::testModel()->types(), 100 + i));
+  for (size_t i = 0; i < kBatches; ++i)
+    out.push_back(tooling::uniformBatch(1 + i % 8, 3 + i % 13, 1 + i % 3, test::testModel()->vocab(),
+                                        test::testModel()->types(), 100 + i));
   return out;
 }
 

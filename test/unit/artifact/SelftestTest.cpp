@@ -24,7 +24,9 @@ TEST(Selftest, TheExampleModelPassesOnThisCpu) {
   ASSERT_EQ(kime_model_selftest(model, &o, report, sizeof report, &err), KIME_OK) << err.message << "\n" << report;
   const std::string text = report;
   EXPECT_NE(text.find("selftest on cpu "), std::string::npos) << text;
-  EXPECT_NE(text.find("stage bulk bucket {tokens 4096, seqs 128, markers 1024}: 1 batches, max |diff| "), std::string::npos) << text;
+  EXPECT_NE(text.find("stage bulk bucket {tokens 4096, seqs 128, markers 1024}: 1 batches, max |diff| "),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("(tolerance 0.0001 + 0.0001 |want|): ok"), std::string::npos) << text;
   EXPECT_NE(text.find("selftest: passed (3 buckets)"), std::string::npos) << text;
 

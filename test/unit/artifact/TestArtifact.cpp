@@ -1,15 +1,15 @@
 #include "TestArtifact.h"
 
+#include <sys/stat.h>
 #include <cstdlib>
 #include <stdexcept>
-#include <sys/stat.h>
 
 namespace kime::test {
 
 const std::string& testArtifact() {
   static const std::string path = [] {
     const char* p = std::getenv("KIME_TEST_ARTIFACT");
-    struct stat st {};
+    struct stat st{};
     if (!p || !*p || stat(p, &st) != 0)
       throw std::runtime_error(std::string("KIME_TEST_ARTIFACT names no artifact (") + (p ? p : "unset") +
                                "): ctest's make-test-artifact writes build/test-artifacts/runtime/small.kime");

@@ -57,7 +57,9 @@ TEST(BucketPlanner, ABucketHoldsTheLargestSequencesAndMarkersOfItsGroup) {
 TEST(BucketPlanner, AMemoryCapRulesBucketsOut) {
   const auto s = join({repeat({10, 1, 1}, 90), repeat({100, 1, 1}, 10)});
   // Nothing over 50 tokens but what the largest sample needs: the small ones go with it.
-  const BucketCostFn capped = [](const Bucket& b) { return b.tokens > 50 && b.tokens < 100 ? HUGE_VAL : double(b.tokens); };
+  const BucketCostFn capped = [](const Bucket& b) {
+    return b.tokens > 50 && b.tokens < 100 ? HUGE_VAL : double(b.tokens);
+  };
   EXPECT_EQ(proposeBuckets(s, 2, capped).buckets.size(), 2u);
   const BucketCostFn noneFits = [](const Bucket& b) { return b.tokens >= 100 ? HUGE_VAL : double(b.tokens); };
   EXPECT_THROW(proposeBuckets(s, 2, noneFits), std::runtime_error);

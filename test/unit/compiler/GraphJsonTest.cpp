@@ -76,7 +76,8 @@ TEST(GraphJson, RefusesUnknownOpsFieldsAndMissingOperands) {
   EXPECT_EQ(errorOf(j), "g.json: node 5 (rms_norm \"layers.0.attn_norm\"): operand \"weight\" is missing");
   j = smallJson();
   j["nodes"][5]["eps"] = "small";
-  EXPECT_EQ(errorOf(j), "g.json: node 5 (rms_norm \"layers.0.attn_norm\"): field \"eps\" must be a number, not \"small\"");
+  EXPECT_EQ(errorOf(j),
+            "g.json: node 5 (rms_norm \"layers.0.attn_norm\"): field \"eps\" must be a number, not \"small\"");
   j = smallJson();
   j["bogus"] = 1;
   EXPECT_EQ(errorOf(j), "g.json: unknown field \"bogus\"");
@@ -85,14 +86,16 @@ TEST(GraphJson, RefusesUnknownOpsFieldsAndMissingOperands) {
 TEST(GraphJson, RefusesReferencesToLaterOrUnknownValues) {
   json j = smallJson();
   j["nodes"][0]["index"] = "positions";  // defined at node 3
-  EXPECT_EQ(errorOf(j), "g.json: node 0 (gather_rows \"embed.tok.rows\"): operand \"index\" names "
-                        "\"positions\", which is not an input, a weight or an earlier node");
+  EXPECT_EQ(errorOf(j),
+            "g.json: node 0 (gather_rows \"embed.tok.rows\"): operand \"index\" names "
+            "\"positions\", which is not an input, a weight or an earlier node");
 }
 
 TEST(GraphJson, RefusesDuplicateNamesAndUnusedWeights) {
   json j = smallJson();
   j["nodes"][1]["name"] = "embed.tok.rows";
-  EXPECT_EQ(errorOf(j), "g.json: node 1 (gather_rows \"embed.tok.rows\"): the name \"embed.tok.rows\" is already taken");
+  EXPECT_EQ(errorOf(j),
+            "g.json: node 1 (gather_rows \"embed.tok.rows\"): the name \"embed.tok.rows\" is already taken");
   j = smallJson();
   j["weights"].push_back({{"name", "spare"}, {"dtype", "f32"}, {"shape", {3}}});
   EXPECT_EQ(errorOf(j), "g.json: weight \"spare\" is declared but no node reads it");
@@ -107,8 +110,9 @@ TEST(GraphJson, RefusesOtherFormatsInputsAndOutputs) {
   EXPECT_EQ(errorOf(j), "g.json: graph format 2 is not supported (this kime reads format 1)");
   j = smallJson();
   j["inputs"][4]["dtype"] = "u32";
-  EXPECT_EQ(errorOf(j), "g.json: inputs must be exactly the batch's arrays: ids [T] u32, cu [S+1] u32, "
-                        "markers [M] u32, mcu [S+1] u32, qtype [S] u8");
+  EXPECT_EQ(errorOf(j),
+            "g.json: inputs must be exactly the batch's arrays: ids [T] u32, cu [S+1] u32, "
+            "markers [M] u32, mcu [S+1] u32, qtype [S] u8");
   j = smallJson();
   j["outputs"]["act"] = "head.act.rows";
   EXPECT_EQ(errorOf(j), "g.json: output \"act\" must be [S, 2] f32, but \"head.act.rows\" is [S, 256] f32");
@@ -118,11 +122,13 @@ TEST(GraphJson, RefusesBadAttentionAndRope) {
   json j = smallJson();
   size_t a = nodeIndex(j, "layers.1.attn");
   j["nodes"][a]["kv_heads"] = 3;
-  EXPECT_EQ(errorOf(j), "g.json: node " + std::to_string(a) + " (attention \"layers.1.attn\"): 4 heads are not a multiple of 3 kv heads");
+  EXPECT_EQ(errorOf(j), "g.json: node " + std::to_string(a) +
+                            " (attention \"layers.1.attn\"): 4 heads are not a multiple of 3 kv heads");
   j = smallJson();
   size_t r = nodeIndex(j, "layers.0.attn.q.rope");
   j["nodes"][r]["heads"] = 3;
-  EXPECT_EQ(errorOf(j), "g.json: node " + std::to_string(r) + " (rope \"layers.0.attn.q.rope\"): x width 256 is not a multiple of 3 heads");
+  EXPECT_EQ(errorOf(j), "g.json: node " + std::to_string(r) +
+                            " (rope \"layers.0.attn.q.rope\"): x width 256 is not a multiple of 3 heads");
   j = smallJson();
   j["nodes"][r]["heads"] = 2.5;
   EXPECT_THAT(errorOf(j), HasSubstr("field \"heads\" must be an integer, not 2.5"));

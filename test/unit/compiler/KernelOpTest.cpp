@@ -37,7 +37,8 @@ TEST(KernelOp, EachRoleReachesTheOperandOfItsName) {
     EXPECT_EQ(op.getRoleOperand(role), byRole[r]) << name;
     ASSERT_EQ(op.getODSOperands(r).size(), 1u) << name;
     EXPECT_EQ(op.getODSOperands(r).front(), byRole[r]) << name;
-    const std::string printed = " " + name + "(%arg" + std::to_string(r) + " : !kime.tensor<[" + std::to_string(100 + r) + "], f32>)";
+    const std::string printed =
+        " " + name + "(%arg" + std::to_string(r) + " : !kime.tensor<[" + std::to_string(100 + r) + "], f32>)";
     EXPECT_NE(text.find(printed), std::string::npos) << printed << " not in " << text;
   }
   module->erase();

@@ -28,8 +28,8 @@ TEST(ModelConfig, BuildsEveryVariantOfTheFamily) {
           EXPECT_NO_THROW(checkGraph(g));
           size_t biases = 0;
           for (const WeightDecl& w : g.weights)
-            biases += w.name.find(".attn.") != std::string::npos &&
-                      w.name.size() > 5 && w.name.substr(w.name.size() - 5) == ".bias";
+            biases += w.name.find(".attn.") != std::string::npos && w.name.size() > 5 &&
+                      w.name.substr(w.name.size() - 5) == ".bias";
           EXPECT_EQ(biases, bias ? 8u : 0u);
         }
 }
@@ -39,10 +39,12 @@ TEST(ModelConfig, ReadsTheGoldenConfigs) {
 }
 
 TEST(ModelConfig, RefusesBadConfigs) {
-  const std::string base = R"("vocab": 10, "types": 2, "hidden": 8, "layers": 1, "ffn": 16, "act": "gelu", "pos": "rope")";
+  const std::string base =
+      R"("vocab": 10, "types": 2, "hidden": 8, "layers": 1, "ffn": 16, "act": "gelu", "pos": "rope")";
   EXPECT_EQ(errorOf("{" + base + R"(, "heads": 2})"), "c.json: field \"norm\" is missing");
   EXPECT_EQ(errorOf("{" + base + R"(, "heads": 3, "norm": "rms"})"), "c.json: hidden 8 is not a multiple of 3 heads");
-  EXPECT_EQ(errorOf("{" + base + R"(, "heads": 4, "kv_heads": 3, "norm": "rms"})"), "c.json: 4 heads are not a multiple of 3 kv_heads");
+  EXPECT_EQ(errorOf("{" + base + R"(, "heads": 4, "kv_heads": 3, "norm": "rms"})"),
+            "c.json: 4 heads are not a multiple of 3 kv_heads");
   EXPECT_EQ(errorOf("{" + base + R"(, "heads": 8, "norm": "rms"})"), "c.json: rope needs an even head size, not 1");
   EXPECT_EQ(errorOf("{" + base + R"(, "heads": 2, "norm": "rms", "colour": 1})"), "c.json: unknown field \"colour\"");
   EXPECT_EQ(errorOf(R"({"vocab": 10})"), "c.json: field \"types\" is missing");

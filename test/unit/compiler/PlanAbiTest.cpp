@@ -8,9 +8,9 @@
 
 #include "codegen/cpu/HalideKernels.h"
 #include "codegen/cuda/CudaKernels.h"
+#include "kernels/KernelSpec.h"
 #include "kime/IR/KimeDialect.h"
 #include "kime/plan.h"
-#include "kernels/KernelSpec.h"
 
 namespace kime {
 namespace {
@@ -56,7 +56,8 @@ std::vector<KernelSpec> specsOfEveryShape() {
   for (NormKind norm : {NormKind::none, NormKind::rms, NormKind::layer})
     for (bool bias : {false, true}) {
       KernelSpec h;
-      h.kind = KIME_CLASS_HEAD, h.norm = norm, h.eps = 1e-6, h.bias = bias, h.rows = RowsKind::markers, h.in = 32, h.out = 1;
+      h.kind = KIME_CLASS_HEAD, h.norm = norm, h.eps = 1e-6, h.bias = bias, h.rows = RowsKind::markers, h.in = 32,
+      h.out = 1;
       out.push_back(h);
     }
   KernelSpec s;

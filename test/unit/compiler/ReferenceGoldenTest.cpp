@@ -37,13 +37,12 @@ TEST_P(GoldenTest, MatchesEveryBatch) {
   EXPECT_EQ(batches, 6);
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, GoldenTest, ::testing::ValuesIn(test::goldenCases()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Golden, GoldenTest, ::testing::ValuesIn(test::goldenCases()), [](const auto& info) {
+  std::string n = info.param;
+  for (char& c : n)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+});
 
 TEST(GoldenCases, AllFourArePresent) { EXPECT_EQ(test::goldenCases().size(), 4u); }
 

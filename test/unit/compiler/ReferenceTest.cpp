@@ -41,8 +41,7 @@ TEST(Reference, ASequencePastALearnedTableIsABatchError) {
   RefOutputs out;
   auto err = evaluateReference(f.g, f.w, {ids, cu, markers, mcu, qtype}, out);
   ASSERT_TRUE(err);
-  EXPECT_EQ(err->text(),
-            "bad batch: sequence 0 has 5 tokens, past the model's 4 positions");
+  EXPECT_EQ(err->text(), "bad batch: sequence 0 has 5 tokens, past the model's 4 positions");
 }
 
 TEST(Reference, EmptyBatchGivesEmptyOutputsAndEmptySequenceGivesTheActBias) {

@@ -48,9 +48,8 @@ TEST(Safetensors, ReadsViewsIntoTheImage) {
 
 TEST(Safetensors, RefusesAShortFileAndAHeaderPastTheEnd) {
   EXPECT_EQ(errorOf({1, 2, 3}), "m.safetensors: file of 3 bytes is too short for a safetensors header");
-  EXPECT_EQ(errorOf(image(kGood, 16, 1000)),
-            "m.safetensors: header of 1000 bytes is past the end of the file (" +
-                std::to_string(8 + std::strlen(kGood) + 16) + " bytes)");
+  EXPECT_EQ(errorOf(image(kGood, 16, 1000)), "m.safetensors: header of 1000 bytes is past the end of the file (" +
+                                                 std::to_string(8 + std::strlen(kGood) + 16) + " bytes)");
 }
 
 TEST(Safetensors, RefusesAHeaderThatIsNotJson) {
@@ -108,11 +107,10 @@ TEST(Safetensors, RefusesAGraphWeightThatIsMissingOrOfAnotherShape) {
 TEST(Safetensors, WriterAndReaderAgreeForEveryDType) {
   std::string path = std::string(KIME_BINARY_DIR) + "/safetensors-roundtrip.safetensors";
   std::vector<float> v = {1.0f, -2.5f, 3.140625f, 0.0f, 65504.0f, 1e-3f};
-  writeSafetensors(path,
-                   {{"f", shapes::DType::F32, {2, 3}, v},
-                    {"h", shapes::DType::F16, {6}, v},
-                    {"b", shapes::DType::BF16, {3, 2}, v}},
-                   {{"seed", "1"}});
+  writeSafetensors(
+      path,
+      {{"f", shapes::DType::F32, {2, 3}, v}, {"h", shapes::DType::F16, {6}, v}, {"b", shapes::DType::BF16, {3, 2}, v}},
+      {{"seed", "1"}});
   auto c = Checkpoint::open(path);
   EXPECT_EQ(c->metadata().at("seed"), "1");
   EXPECT_EQ(c->find("f")->toFloat(), v);

@@ -14,7 +14,8 @@ struct Named {
   double measured;  // the largest error seen (f32 kernels, bf16 linears, TF32 in the emulator)
 };
 
-const Named kTolerances[] = {{"f32", kF32Tolerance, 2e-6}, {"bf16", kBf16Tolerance, 1.6e-2}, {"tf32", kTf32Tolerance, 8.7e-4}};
+const Named kTolerances[] = {
+    {"f32", kF32Tolerance, 2e-6}, {"bf16", kBf16Tolerance, 1.6e-2}, {"tf32", kTf32Tolerance, 8.7e-4}};
 
 TEST(Tolerance, RefusesAWrongSignOrMagnitudeAndAcceptsTheMeasuredError) {
   for (const Named& n : kTolerances) {

@@ -26,7 +26,7 @@ TEST(WeightPacker, RoundsToTheNearestBf16WithTiesToEven) {
   EXPECT_EQ(toBf16(fromBits(0x3f818000)), 0x3f82);  // a tie: up to the even one
   EXPECT_EQ(toBf16(fromBits(0x3f808001)), 0x3f81);  // past the tie
   EXPECT_EQ(toBf16(fromBits(0x3f807fff)), 0x3f80);
-  EXPECT_EQ(toBf16(fromBits(0x7f7fffff)), 0x7f80);  // the largest float rounds to infinity
+  EXPECT_EQ(toBf16(fromBits(0x7f7fffff)), 0x7f80);    // the largest float rounds to infinity
   const uint16_t nan = toBf16(fromBits(0x7f800001));  // a NaN whose payload is in the low bits
   EXPECT_EQ(nan & 0x7f80, 0x7f80);
   EXPECT_NE(nan & 0x007f, 0);

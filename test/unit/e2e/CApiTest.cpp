@@ -75,7 +75,9 @@ TEST(CApi, NoBucketHasItsOwnStatus) {
   kime_batch batch = {ids.data(), ids.size(), cu.data(), 2, nullptr, 0, mcu.data(), 2, qtype, 1};
   float act[2];
   EXPECT_EQ(kime_executor_run(exec, &batch, nullptr, 0, act, 2, nullptr, &err), KIME_NO_BUCKET);
-  EXPECT_STREQ(err.message, "no serve bucket holds 600 tokens, 1 sequences and 0 markers (its largest bucket holds 512 tokens, 32 sequences and 128 markers)");
+  EXPECT_STREQ(err.message,
+               "no serve bucket holds 600 tokens, 1 sequences and 0 markers (its largest bucket holds 512 tokens, 32 "
+               "sequences and 128 markers)");
   kime_executor_release(exec);
   kime_model_release(model);
 }
@@ -86,7 +88,8 @@ TEST(CApi, ModelOptionsPickACpuTargetOrRefuseItByName) {
   kime_model_options_init(&o);
   o.cpu_target = "x86-64-avx2";  // the shared artifact's code; every x86-64 CPU kime runs on has it
   kime_model* model = nullptr;
-  ASSERT_EQ(kime_model_open_with_options(test::smallModel().artifact.c_str(), &o, &model, &err), KIME_OK) << err.message;
+  ASSERT_EQ(kime_model_open_with_options(test::smallModel().artifact.c_str(), &o, &model, &err), KIME_OK)
+      << err.message;
   kime_model_release(model);
   o.cpu_target = "arm-64";
   EXPECT_EQ(kime_model_open_with_options(test::smallModel().artifact.c_str(), &o, &model, &err), KIME_UNSUPPORTED);

@@ -28,8 +28,7 @@ const CompiledModel& smallModel() {
   ModelConfig cfg = parseModelConfig(json::readFile(src + "/config.json"), src + "/config.json");
   m->graph = buildEncoderGraph(cfg, shapes::DType::F32, "small");
   auto values = randomWeights(m->graph, 1);
-  bool stale = !fs::exists(m->artifact) ||
-               fs::last_write_time(m->artifact) < fs::last_write_time("/proc/self/exe");
+  bool stale = !fs::exists(m->artifact) || fs::last_write_time(m->artifact) < fs::last_write_time("/proc/self/exe");
   if (stale) {
     std::vector<TensorData> tensors;
     for (const WeightDecl& w : m->graph.weights) tensors.push_back({w.name, w.dtype, w.shape, values.at(w.name)});

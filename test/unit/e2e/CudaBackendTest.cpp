@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "common/AllocCounter.h"
 #include "CompiledModel.h"
 #include "codegen/cuda/CudaKernels.h"
+#include "common/AllocCounter.h"
 #include "kime/tooling/BatchGen.h"
 
 namespace kime {
@@ -42,12 +42,12 @@ bool noGpuHere(const Error& e) {
 
 // In a test body: `exec` on the GPU, or the test skips with the driver's reason (or because
 // this build makes no PTX for the model to carry).
-#define KIME_GPU_EXECUTOR_OR_SKIP(exec, ...)                                                 \
+#define KIME_GPU_EXECUTOR_OR_SKIP(exec, ...)                                                    \
   if (!cuda::canMakePtx()) GTEST_SKIP() << "this build has no NVRTC: the model carries no PTX"; \
-  auto exec##Made = onGpu(__VA_ARGS__);                                                     \
-  if (!exec##Made && noGpuHere(exec##Made.error()))                                          \
-    GTEST_SKIP() << "needs a GPU with a CUDA driver: " << exec##Made.error().text();         \
-  ASSERT_TRUE(exec##Made) << exec##Made.error().text();                                     \
+  auto exec##Made = onGpu(__VA_ARGS__);                                                         \
+  if (!exec##Made && noGpuHere(exec##Made.error()))                                             \
+    GTEST_SKIP() << "needs a GPU with a CUDA driver: " << exec##Made.error().text();            \
+  ASSERT_TRUE(exec##Made) << exec##Made.error().text();                                         \
   std::unique_ptr<Executor> exec = std::move(*exec##Made)
 
 TEST(CudaBackend, WithoutADriverItIsAClearDeviceError) {
@@ -108,10 +108,12 @@ TEST_P(CudaMathTest, EveryBucketMatchesTheReferenceOnTheGpu) {
         ASSERT_EQ(got.logits.size(), want.logits.size());
         ASSERT_EQ(got.act.size(), want.act.size());
         for (size_t k = 0; k < want.logits.size(); ++k)
-          EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], tolerance)) << "logit " << k << ": " << got.logits[k] << " vs " << want.logits[k];
+          EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], tolerance))
+              << "logit " << k << ": " << got.logits[k] << " vs " << want.logits[k];
         for (size_t s = 0; s < want.act.size(); ++s)
           for (int c = 0; c < 2; ++c)
-            EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], tolerance)) << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
+            EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], tolerance))
+                << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
       }
   }
 }
@@ -136,7 +138,7 @@ TEST(CudaBackend, WarmGpuRunsAllocateNothing) {
   for (size_t i = 0; i < list.size(); ++i) {
     ASSERT_FALSE(exec->prepare(i));
     batches.push_back(tooling::uniformBatch(list[i].seqs, list[i].tokens / list[i].seqs, 1, cm.model->vocab(),
-                                          cm.model->types(), 5 + i));
+                                            cm.model->types(), 5 + i));
   }
   Outputs out;
   for (const auto& b : batches) ASSERT_FALSE(exec->run(b.view(), out));  // outputs grow once

@@ -17,12 +17,24 @@ namespace {
 tooling::OwnedBatch broken(tooling::OwnedBatch b, std::mt19937_64& rng) {
   auto pick = [&](size_t n) { return n ? size_t(rng() % n) : 0; };
   switch (rng() % 6) {
-    case 0: if (!b.ids.empty()) b.ids[pick(b.ids.size())] = 4096 + uint32_t(pick(10)); break;
-    case 1: if (b.cu.size() > 2) std::swap(b.cu[1], b.cu[2]), b.cu[1] += 1; break;
-    case 2: if (!b.markers.empty()) b.markers[pick(b.markers.size())] += 64; break;
-    case 3: if (!b.qtype.empty()) b.qtype[pick(b.qtype.size())] = uint8_t(4 + pick(200)); break;
-    case 4: b.qtype.push_back(0); break;
-    default: if (!b.mcu.empty()) b.mcu.back() += 1; break;
+    case 0:
+      if (!b.ids.empty()) b.ids[pick(b.ids.size())] = 4096 + uint32_t(pick(10));
+      break;
+    case 1:
+      if (b.cu.size() > 2) std::swap(b.cu[1], b.cu[2]), b.cu[1] += 1;
+      break;
+    case 2:
+      if (!b.markers.empty()) b.markers[pick(b.markers.size())] += 64;
+      break;
+    case 3:
+      if (!b.qtype.empty()) b.qtype[pick(b.qtype.size())] = uint8_t(4 + pick(200));
+      break;
+    case 4:
+      b.qtype.push_back(0);
+      break;
+    default:
+      if (!b.mcu.empty()) b.mcu.back() += 1;
+      break;
   }
   return b;
 }
@@ -51,7 +63,8 @@ TEST(Differential, TheArtifactAndTheReferenceAgreeOnSoundAndBrokenBatches) {
     }
     ++accepted;
     ASSERT_EQ(got.logits.size(), want.logits.size());
-    for (size_t k = 0; k < want.logits.size(); ++k) EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], kF32Tolerance));
+    for (size_t k = 0; k < want.logits.size(); ++k)
+      EXPECT_TRUE(withinTolerance(got.logits[k], want.logits[k], kF32Tolerance));
     for (size_t s = 0; s < want.act.size(); ++s)
       for (int c = 0; c < 2; ++c) EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], kF32Tolerance));
   }

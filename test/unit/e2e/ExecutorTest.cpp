@@ -24,10 +24,12 @@ void expectMatchesReference(const tooling::OwnedBatch& b, const Outputs& got) {
   ASSERT_EQ(got.logits.size(), want.logits.size());
   ASSERT_EQ(got.act.size(), want.act.size());
   for (size_t i = 0; i < want.logits.size(); ++i)
-    EXPECT_TRUE(withinTolerance(got.logits[i], want.logits[i], kF32Tolerance)) << "logit " << i << ": " << got.logits[i] << " vs " << want.logits[i];
+    EXPECT_TRUE(withinTolerance(got.logits[i], want.logits[i], kF32Tolerance))
+        << "logit " << i << ": " << got.logits[i] << " vs " << want.logits[i];
   for (size_t s = 0; s < want.act.size(); ++s)
     for (int c = 0; c < 2; ++c)
-      EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], kF32Tolerance)) << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
+      EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], kF32Tolerance))
+          << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
 }
 
 TEST(Executor, EveryServeBucketMatchesTheReferenceOnEdgeCases) {
@@ -80,7 +82,9 @@ TEST(Executor, ABatchPastTheLargestBucketIsNoBucket) {
   auto err = exec->run(big.view(), out);
   ASSERT_TRUE(err);
   EXPECT_EQ(err->kind, ErrorKind::NoBucket);
-  EXPECT_EQ(err->text(), "no serve bucket holds 600 tokens, 2 sequences and 2 markers (its largest bucket holds 512 tokens, 32 sequences and 128 markers)");
+  EXPECT_EQ(err->text(),
+            "no serve bucket holds 600 tokens, 2 sequences and 2 markers (its largest bucket holds 512 tokens, 32 "
+            "sequences and 128 markers)");
 }
 
 TEST(Executor, ABadBatchGetsTheSeedsMessage) {

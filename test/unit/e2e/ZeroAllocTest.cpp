@@ -39,7 +39,8 @@ TEST(ZeroAlloc, ShapeStatisticsCountWithoutAllocating) {
   const auto& cm = test::smallModel();
   auto exec = Executor::create(cm.model, "serve", {2});
   ASSERT_TRUE(exec) << exec.error().text();
-  const auto batches = tooling::bucketBatches(cm.model->buckets("serve")[1], cm.model->vocab(), cm.model->types(), 0, 5);
+  const auto batches =
+      tooling::bucketBatches(cm.model->buckets("serve")[1], cm.model->vocab(), cm.model->types(), 0, 5);
   Outputs out;
   for (const auto& b : batches) ASSERT_FALSE((*exec)->run(b.batch.view(), out));
   const uint64_t ranBefore = (*exec)->stats().batches;

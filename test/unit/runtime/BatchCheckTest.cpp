@@ -100,8 +100,7 @@ TEST(BatchCheck, SequencesMustFitTheModelsPositions) {
 }
 
 TEST(BatchCheck, ErrorsReadAsTheSeedsDisplay) {
-  EXPECT_EQ(Error::noBucket("serve", 600, 3, 7).text(),
-            "no serve bucket holds 600 tokens, 3 sequences and 7 markers");
+  EXPECT_EQ(Error::noBucket("serve", 600, 3, 7).text(), "no serve bucket holds 600 tokens, 3 sequences and 7 markers");
   EXPECT_EQ(Error::unsupported("op x").text(), "unsupported: op x");
   EXPECT_EQ(Error::device("lost").text(), "device: lost");
 }

@@ -1,10 +1,10 @@
 // kime's own loader (runtime/src/elf_image.h) on small shared objects built with the tests, and
 // its refusals of bytes that are not a loadable object.
+#include <elf.h>
+#include <gtest/gtest.h>
 #include <algorithm>
 #include <cstring>
-#include <elf.h>
 #include <fstream>
-#include <gtest/gtest.h>
 #include <iterator>
 #include <string>
 #include <vector>

@@ -21,18 +21,24 @@ GatherLimit limit(kime_plan_input index, size_t rows) { return {index, rows, "no
 
 TEST(GatherLimits, EachIndexIsCheckedAgainstItsTable) {
   EXPECT_EQ(check(good(), {limit(KIME_INPUT_IDS, 10)}), "ok");
-  EXPECT_EQ(check(good(), {limit(KIME_INPUT_IDS, 8)}), "bad batch: node 3 (gather_rows \"g\"): row 8 is past the 8 rows of \"t\"");
-  EXPECT_EQ(check(good(), {limit(KIME_INPUT_QTYPE, 1)}), "bad batch: node 3 (gather_rows \"g\"): row 1 is past the 1 rows of \"t\"");
-  EXPECT_EQ(check(good(), {limit(KIME_INPUT_CU, 5)}), "bad batch: node 3 (gather_rows \"g\"): row 5 is past the 5 rows of \"t\"");
+  EXPECT_EQ(check(good(), {limit(KIME_INPUT_IDS, 8)}),
+            "bad batch: node 3 (gather_rows \"g\"): row 8 is past the 8 rows of \"t\"");
+  EXPECT_EQ(check(good(), {limit(KIME_INPUT_QTYPE, 1)}),
+            "bad batch: node 3 (gather_rows \"g\"): row 1 is past the 1 rows of \"t\"");
+  EXPECT_EQ(check(good(), {limit(KIME_INPUT_CU, 5)}),
+            "bad batch: node 3 (gather_rows \"g\"): row 5 is past the 5 rows of \"t\"");
   EXPECT_EQ(check(good(), {limit(KIME_INPUT_CU, 6)}), "ok");
-  EXPECT_EQ(check(good(), {limit(KIME_INPUT_MCU, 3)}), "bad batch: node 3 (gather_rows \"g\"): row 3 is past the 3 rows of \"t\"");
-  EXPECT_EQ(check(good(), {limit(KIME_INPUT_MARKERS, 2)}), "bad batch: node 3 (gather_rows \"g\"): row 2 is past the 2 rows of \"t\"");
+  EXPECT_EQ(check(good(), {limit(KIME_INPUT_MCU, 3)}),
+            "bad batch: node 3 (gather_rows \"g\"): row 3 is past the 3 rows of \"t\"");
+  EXPECT_EQ(check(good(), {limit(KIME_INPUT_MARKERS, 2)}),
+            "bad batch: node 3 (gather_rows \"g\"): row 2 is past the 2 rows of \"t\"");
   EXPECT_EQ(check(good(), {limit(KIME_INPUT_MARKERS, 3)}), "ok");
 }
 
 TEST(GatherLimits, PositionsAreEachTokensPlaceInItsSequence) {
   EXPECT_EQ(check(good(), {limit(KIME_INPUT_TOKPOS, 3)}), "ok");
-  EXPECT_EQ(check(good(), {limit(KIME_INPUT_TOKPOS, 2)}), "bad batch: node 3 (gather_rows \"g\"): row 2 is past the 2 rows of \"t\"");
+  EXPECT_EQ(check(good(), {limit(KIME_INPUT_TOKPOS, 2)}),
+            "bad batch: node 3 (gather_rows \"g\"): row 2 is past the 2 rows of \"t\"");
 }
 
 TEST(GatherLimits, TheFirstGatherInGraphOrderIsNamed) {

@@ -8,14 +8,14 @@ namespace kime {
 namespace {
 
 TEST(ShapeStats, FillBinsAreTenthsClosedAbove) {
-  EXPECT_EQ(fillBin(0, 128), 0u);      // empty: the lowest bin
+  EXPECT_EQ(fillBin(0, 128), 0u);  // empty: the lowest bin
   EXPECT_EQ(fillBin(1, 128), 0u);
-  EXPECT_EQ(fillBin(12, 120), 0u);     // exactly 10%: (0, 0.1]
+  EXPECT_EQ(fillBin(12, 120), 0u);  // exactly 10%: (0, 0.1]
   EXPECT_EQ(fillBin(13, 120), 1u);
-  EXPECT_EQ(fillBin(64, 128), 4u);     // 50%: (0.4, 0.5]
+  EXPECT_EQ(fillBin(64, 128), 4u);  // 50%: (0.4, 0.5]
   EXPECT_EQ(fillBin(65, 128), 5u);
-  EXPECT_EQ(fillBin(128, 128), 9u);    // full
-  EXPECT_EQ(fillBin(500, 128), 9u);    // past the bound (never from run()): kept in range
+  EXPECT_EQ(fillBin(128, 128), 9u);  // full
+  EXPECT_EQ(fillBin(500, 128), 9u);  // past the bound (never from run()): kept in range
 }
 
 TEST(ShapeStats, CountsPerBucketAndInTotal) {

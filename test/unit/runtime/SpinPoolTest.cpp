@@ -1,9 +1,9 @@
 // The pool the kernels' parallel loops run on (runtime/src/spin_pool.h): every index once, the
 // first error returned, nested and concurrent loops run to completion, many loops back to back,
 // each thread's own contiguous share first.
+#include <gtest/gtest.h>
 #include <atomic>
 #include <chrono>
-#include <gtest/gtest.h>
 #include <thread>
 #include <vector>
 

@@ -16,8 +16,7 @@ struct Staged {
 
 // Three sequences: 3 tokens with markers {0, 2}, an empty one, 2 tokens with marker {1}.
 Staged stage() {
-  static const std::vector<uint32_t> ids = {5, 6, 7, 8, 9}, cu = {0, 3, 3, 5}, markers = {0, 2, 1},
-                                     mcu = {0, 2, 2, 3};
+  static const std::vector<uint32_t> ids = {5, 6, 7, 8, 9}, cu = {0, 3, 3, 5}, markers = {0, 2, 1}, mcu = {0, 2, 2, 3};
   static const std::vector<uint8_t> qtype = {1, 0, 1};
   const Batch b{ids, cu, markers, mcu, qtype};
   Staged s;

@@ -32,8 +32,7 @@ OwnedBatch parseBatchJson(const std::string& text, const std::string& source);
 std::string runJson(const Bucket& used, const Outputs& out);
 
 // {"logits": [...], "act": [[a, b], ...]} with every digit a double needs (17 significant).
-std::string outputsJson(const std::vector<double>& logits,
-                        const std::vector<std::array<double, 2>>& act);
+std::string outputsJson(const std::vector<double>& logits, const std::vector<std::array<double, 2>>& act);
 
 }  // namespace kime::tooling
 
