@@ -9,8 +9,10 @@
 # On a CPU with AVX-512, ONNX Runtime picks its AVX-512 kernels; where the CPU can make CPUID
 # fault (cpuid_fault), ORT is also timed with CPUID showing no AVX-512 (bench/avx2_only.c), i.e.
 # on the kernels it runs on an AVX2-only CPU, and the AVX2 table sets kime's AVX2 path beside that.
-# Environment: KIME_PEERS=DIR  an installed copy of ../shared/peers (cp -r ../shared/peers DIR;
-#              DIR/install.sh) to time ONNX Runtime too; SHAPES="1x16 8x16 ..."; THREADS=2;
+# Environment: KIME_PEERS=DIR  an ONNX Runtime peer harness, kept outside this repository, to time
+#              ORT too: DIR/export_onnx.py CASE (the case's Graph and weights to CASE/model.onnx),
+#              DIR/bench_ort.js CASE SHAPE (one JSON line of timings) and onnxruntime-node
+#              installed under DIR/node/node_modules; SHAPES="1x16 8x16 ..."; THREADS=2;
 #              BF16=0 to leave out the bf16 columns (kime-compile --cpu-precision bf16, an opt-in
 #              timed beside the default f32 where the CPU has AVX512-BF16).
 set -euo pipefail

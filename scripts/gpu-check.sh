@@ -13,7 +13,9 @@
 #                                           kime and PyTorch; prints one table
 #
 # BUNDLE defaults to gpu-bundle/ (ignored by git; about 45 MB, carried to the GPU machine).
-# The PyTorch peer is ../shared/peers/kime_padded.py, copied into the bundle by `prepare`.
+# The PyTorch peer (kept outside this repository) comes from KIME_PEERS_SRC=DIR: `prepare` copies
+# DIR/kime_padded.py (the model in PyTorch on padded batches) and DIR/safetensors_io.py into the
+# bundle; without it the check runs kime alone.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-}
@@ -22,9 +24,12 @@ bundle=$(realpath -m "${2:-$root/gpu-bundle}")
 case "$what" in
   prepare)
     "$root/scripts/build.sh" > /dev/null
-    peers=${KIME_PEERS_SRC:-$root/../shared/peers}
     mkdir -p "$bundle/peer" "$bundle/nlohmann/include" "$bundle/nlohmann/share/cmake"
-    cp "$peers/kime_padded.py" "$peers/safetensors_io.py" "$bundle/peer/"
+    if [ -n "${KIME_PEERS_SRC:-}" ]; then
+      cp "$KIME_PEERS_SRC/kime_padded.py" "$KIME_PEERS_SRC/safetensors_io.py" "$bundle/peer/"
+    else
+      echo "gpu-check: no KIME_PEERS_SRC: kime is checked and timed without the PyTorch peer"
+    fi
     # nlohmann/json (header-only) for the runtime build there, with its CMake package.
     cp -r /usr/include/nlohmann "$bundle/nlohmann/include/"
     cp -r /usr/share/cmake/nlohmann_json "$bundle/nlohmann/share/cmake/"
