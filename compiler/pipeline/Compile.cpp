@@ -70,6 +70,12 @@ OJson bucketJson(const BucketPlan& p, const KernelRegistry& k, const std::vector
 }
 
 // One line per argument kind: in:NAME[ROWS], w:NAME[SHAPE], @OFFSET[ROWS, COLS].
+// How --emit=plan marks a packed weight's layout: ^T transposed, ^P panels (^P.bf16 in pairs).
+const char* planSuffix(const WeightLayout& l) {
+  using Kind = WeightLayout::Kind;
+  return l.kind == Kind::Transposed ? "^T" : l.kind != Kind::Panels ? "" : l.pairs ? "^P.bf16" : "^P";
+}
+
 std::string argText(const PlanArg& a, const WeightPacker& w) {
   auto dims = [&](kime_row_symbol rows, int64_t bound, int64_t cols) {
     std::string r =
@@ -83,12 +89,7 @@ std::string argText(const PlanArg& a, const WeightPacker& w) {
       const PackedWeight& p = w.weights()[size_t(a.weight)];
       std::string shape;
       for (int64_t d : p.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-      return "w:" + p.name +
-             (p.layout == "transposed"   ? "^T"
-              : p.layout == "panels"     ? "^P"
-              : p.layout == "pairs.bf16" ? "^P.bf16"
-                                         : "") +
-             "[" + shape + "]";
+      return "w:" + p.name + planSuffix(p.layout) + "[" + shape + "]";
     }
     case PlanArg::Source::Arena:
       return "@" + std::to_string(a.offset) + dims(a.rows, a.rowCount, a.cols);
@@ -275,10 +276,10 @@ Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredMo
   OJson weightsJson = OJson::array();
   for (const PackedWeight& w : weights.weights())
     weightsJson.push_back({{key::name, w.name},
-                           {key::layout, w.layout},
+                           {key::layout, w.layout.name()},
                            {key::shape, w.shape},
                            {key::offset, w.offset},
-                           {key::dtype, w.dtype}});
+                           {key::dtype, kime_dtype_names[w.dtype]}});
   OJson kernelsJson = OJson::array();
   for (size_t i = 0; i < m.kernels.specs.size(); ++i) {
     OJson slots = OJson::array();

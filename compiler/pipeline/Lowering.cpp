@@ -170,12 +170,13 @@ class StepBuilder {
  private:
   // A weight packed in `layout`; a value computed from weights is read as it is (the "rows"
   // layout), which kime-fuse asks of no other layout.
-  PlanArg weight(KernelOp k, KernelRole role, const std::string& layout) {
+  PlanArg weight(KernelOp k, KernelRole role, const WeightLayout& layout) {
     Value v = k.getRoleOperand(role);
-    if (layout == "rows") return valueArg(v);
+    if (layout == WeightLayout::rows()) return valueArg(v);
     auto op = v.getDefiningOp<WeightOp>();
     if (!op)
-      throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is computed, but packed as " + layout);
+      throw CompileError("internal: kernel operand \"" + nameOf(role) + "\" is computed, but packed as " +
+                         layout.name());
     return weightArg(w_.use(op.getNode().str(), layout));
   }
   PlanArg weightArg(int64_t id) {
@@ -189,7 +190,7 @@ class StepBuilder {
   }
   // A weight read as it is (rows), or a planned value.
   PlanArg valueArg(Value v) {
-    if (auto op = v.getDefiningOp<WeightOp>()) return weightArg(w_.use(op.getNode().str(), "rows"));
+    if (auto op = v.getDefiningOp<WeightOp>()) return weightArg(w_.use(op.getNode().str(), WeightLayout::rows()));
     return arenaArg(v);
   }
   PlanArg tokens(kime_plan_input name) { return inputArg(name, KIME_ROWS_T, b_.tokens, KIME_DTYPE_I32); }
@@ -283,22 +284,22 @@ class StepBuilder {
     if (!k.getNorm()) return;
     s.norm = *k.getNorm() == mlir::kime::NormKind::rms ? NormKind::rms : NormKind::layer;
     s.eps = k.getEpsAttr().getValueAsDouble();
-    args.set("norm_weight", weight(k, KernelRole::norm_weight, "rows"));
-    if (k.getNormBias()) args.set("norm_bias", weight(k, KernelRole::norm_bias, "rows"));
+    args.set("norm_weight", weight(k, KernelRole::norm_weight, WeightLayout::rows()));
+    if (k.getNormBias()) args.set("norm_bias", weight(k, KernelRole::norm_bias, WeightLayout::rows()));
   }
 
   void embed(KernelOp k, KernelSpec& s, SlotArgs& args) {
     args.set("ids", inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32));
     args.set("tokpos", tokens(KIME_INPUT_TOKPOS));
-    args.set("tok", weight(k, KernelRole::tok_table, "rows"));
+    args.set("tok", weight(k, KernelRole::tok_table, WeightLayout::rows()));
     s.typeTable = bool(k.getTypeTable());
     if (s.typeTable) {
       args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
       args.set("qtype", inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8));
-      args.set("type", weight(k, KernelRole::type_table, "rows"));
+      args.set("type", weight(k, KernelRole::type_table, WeightLayout::rows()));
     }
     s.learnedPos = bool(k.getPos());
-    if (s.learnedPos) args.set("pos", weight(k, KernelRole::pos, "rows"));
+    if (s.learnedPos) args.set("pos", weight(k, KernelRole::pos, WeightLayout::rows()));
   }
 
   // Returns the matmul FLOPs per row of output.
@@ -314,18 +315,16 @@ class StepBuilder {
     const int64_t hd = s.ropeHeads ? s.out / s.ropeHeads : 0;
     s.ropeInterleaved = s.ropeHeads && hd % kRopePairGroup == 0;
     // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
-    const std::string order = s.ropeInterleaved ? ":rope" + std::to_string(hd) : "";
-    const std::string layout = s.weightRows ? "rows"
-                                            : (s.bf16    ? "pairs.bf16"
-                                               : s.panel ? "panels"
-                                                         : "transposed") +
-                                                  order;
+    const int64_t ropeHead = s.ropeInterleaved ? hd : 0;
+    const WeightLayout layout = s.weightRows ? WeightLayout::rows()
+                                : s.panel    ? WeightLayout::panels(s.bf16, ropeHead)
+                                             : WeightLayout::transposed(ropeHead);
     args.set("weight", weight(k, KernelRole::weight, layout));
     s.bias = bool(k.getBias());
-    if (s.bias) args.set("bias", weight(k, KernelRole::bias, "rows" + order));
+    if (s.bias) args.set("bias", weight(k, KernelRole::bias, WeightLayout::rows(ropeHead)));
     if (k.getWeightUp()) args.set("weight_up", weight(k, KernelRole::weight_up, layout));
     s.biasUp = bool(k.getBiasUp());
-    if (s.biasUp) args.set("bias_up", weight(k, KernelRole::bias_up, "rows" + order));
+    if (s.biasUp) args.set("bias_up", weight(k, KernelRole::bias_up, WeightLayout::rows(ropeHead)));
     if (s.ropeHeads) {
       s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
       s.ropeRows = ropeRows_;
@@ -369,11 +368,11 @@ class StepBuilder {
                                     b_.markers, KIME_DTYPE_I32)
                          : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs,
                                     KIME_DTYPE_I32));
-    PlanArg w = weight(k, KernelRole::weight, "transposed");
+    PlanArg w = weight(k, KernelRole::weight, WeightLayout::transposed());
     s.out = w.cols;
     args.set("weight", w);
     s.bias = bool(k.getBias());
-    if (s.bias) args.set("bias", weight(k, KernelRole::bias, "rows"));
+    if (s.bias) args.set("bias", weight(k, KernelRole::bias, WeightLayout::rows()));
     return 2.0 * double(s.in) * double(s.out);
   }
 

@@ -18,7 +18,7 @@ uint16_t toBf16(float f) {
 
 namespace {
 
-int64_t elementBytes(const PackedWeight& w) { return w.dtype == "bf16" ? 2 : 4; }
+int64_t elementBytes(const PackedWeight& w) { return w.dtype == KIME_DTYPE_BF16 ? 2 : 4; }
 
 // Reorders the columns of a weight ([out, in] as stored: its rows) or a bias ([out]) for heads
 // of `hd` columns: row p becomes the stored row ropeColumnSource(p, hd).
@@ -37,8 +37,21 @@ void interleaveRopeColumns(PackedWeight& w, int64_t hd) {
 
 }  // namespace
 
+WeightLayout WeightLayout::panels(bool pairs, int64_t ropeHead) {
+  return {Kind::Panels, kWeightPanel, pairs, ropeHead, 0};
+}
+
+std::string WeightLayout::name() const {
+  std::string n = kind == Kind::Rows         ? "rows"
+                  : kind == Kind::Transposed ? "transposed"
+                  : kind == Kind::Table      ? "table" + std::to_string(tableRows)
+                  : pairs                    ? "pairs.bf16"
+                                             : "panels";
+  return ropeHead ? n + ":rope" + std::to_string(ropeHead) : n;
+}
+
 int64_t WeightPacker::add(PackedWeight w) {
-  std::string key = w.name + "@" + w.layout;
+  std::string key = w.name + "@" + w.layout.name();
   w.offset = end_;
   end_ += (int64_t(w.values.size()) * elementBytes(w) + 63) / 64 * 64;
   weights_.push_back(std::move(w));
@@ -46,21 +59,20 @@ int64_t WeightPacker::add(PackedWeight w) {
   return ids_[key];
 }
 
-int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
-  if (auto it = ids_.find(name + "@" + layout); it != ids_.end()) return it->second;
+int64_t WeightPacker::use(const std::string& name, const WeightLayout& layout) {
+  if (auto it = ids_.find(name + "@" + layout.name()); it != ids_.end()) return it->second;
   const TensorView* t = checkpoint_.find(name);
   if (!t) throw CompileError(checkpoint_.source() + ": weight \"" + name + "\" is missing");
   PackedWeight w{name, layout, t->shape, t->toFloat(), 0};
-  // "<layout>:rope<hd>": the columns (rows as stored) in KernelSpec.h's interleaved RoPE order.
-  std::string base = layout;
-  if (size_t at = layout.find(":rope"); at != std::string::npos) {
-    base = layout.substr(0, at);
-    interleaveRopeColumns(w, std::stoll(layout.substr(at + 5)));
-  }
-  if (base == "transposed" || base == "panels") {
+  // The columns (rows as stored) in KernelSpec.h's interleaved RoPE order.
+  if (layout.ropeHead) interleaveRopeColumns(w, layout.ropeHead);
+  using Kind = WeightLayout::Kind;
+  if (layout.kind == Kind::Panels && layout.panel != kWeightPanel)
+    throw CompileError("internal: panels of " + std::to_string(layout.panel) + " columns");
+  if (layout.kind == Kind::Transposed || (layout.kind == Kind::Panels && !layout.pairs)) {
     if (t->shape.size() != 2) throw CompileError("internal: transposing a weight of rank != 2");
     const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;
-    const bool panels = base == "panels";
+    const bool panels = layout.kind == Kind::Panels;
     if (panels && o % P != 0) throw CompileError("internal: panels of a weight whose rows they do not divide");
     std::vector<float> tr(w.values.size());
     for (int64_t i = 0; i < o; ++i)
@@ -68,7 +80,7 @@ int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
         tr[size_t(panels ? ((i / P) * k + j) * P + i % P : j * o + i)] = w.values[size_t(i * k + j)];
     w.values = std::move(tr);
     w.shape = panels ? std::vector<int64_t>{o / P * k, P} : std::vector<int64_t>{k, o};
-  } else if (base == "pairs.bf16") {
+  } else if (layout.kind == Kind::Panels) {  // in pairs
     if (t->shape.size() != 2) throw CompileError("internal: pairing a weight of rank != 2");
     const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;
     if (o % P != 0 || k % 2 != 0)
@@ -80,10 +92,10 @@ int64_t WeightPacker::use(const std::string& name, const std::string& layout) {
         pr[size_t((((i / P) * (k / 2) + j / 2) * P + i % P) * 2 + j % 2)] = w.values[size_t(i * k + j)];
     w.values = std::move(pr);
     w.shape = {o / P * k / 2, P * 2};
-    w.dtype = "bf16";
-  } else if (base != "rows") {
-    throw CompileError("internal: unknown weight layout \"" + layout + "\"");
+  } else if (layout.kind != Kind::Rows) {
+    throw CompileError("internal: weight \"" + name + "\" packed as " + layout.name());
   }
+  w.dtype = layout.dtype();
   return add(std::move(w));
 }
 
@@ -93,7 +105,7 @@ int64_t WeightPacker::ropeTable(bool sine, int64_t hd, double theta, int64_t row
   std::string key = std::string(name) + "@table" + std::to_string(rows);
   if (auto it = ids_.find(key); it != ids_.end()) return it->second;
   const int64_t half = hd / 2;
-  PackedWeight w{name, "table" + std::to_string(rows), {rows, half}, {}, 0};
+  PackedWeight w{name, WeightLayout::table(rows), {rows, half}, {}, 0};
   w.values.resize(size_t(rows * half));
   for (int64_t p = 0; p < rows; ++p)
     for (int64_t i = 0; i < half; ++i) {
@@ -108,7 +120,7 @@ int64_t WeightPacker::ropeTable(bool sine, int64_t hd, double theta, int64_t row
 std::string WeightPacker::sectionBytes() const {
   std::string out(size_t(end_), '\0');
   for (const PackedWeight& w : weights_) {
-    if (w.dtype != "bf16") {
+    if (w.dtype != KIME_DTYPE_BF16) {
       std::memcpy(out.data() + w.offset, w.values.data(), w.values.size() * 4);
       continue;
     }

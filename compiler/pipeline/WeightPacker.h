@@ -8,20 +8,46 @@
 #include <vector>
 
 #include "checkpoint/Safetensors.h"
+#include "kime/plan.h"
 
 namespace kime {
 
+// How a weight is packed for the kernels that read it.
+struct WeightLayout {
+  enum class Kind {
+    Rows,        // as stored
+    Transposed,  // [in, out], out fastest
+    Panels,      // `panel` columns of the transposed matrix after another, each contiguous: [out / P * in, P]
+    Table,       // a generated table of `tableRows` rows (RoPE's cos and sin)
+  };
+  Kind kind = Kind::Rows;
+  int64_t panel = 0;      // Panels: columns per panel (kWeightPanel)
+  bool pairs = false;     // Panels: in bf16, two consecutive inputs of a column side by side: [out / P * in / 2, P * 2]
+  int64_t ropeHead = 0;   // the columns (rows as stored) interleaved for RoPE in heads of this size (KernelSpec.h)
+  int64_t tableRows = 0;  // Table: its rows
+
+  static WeightLayout rows(int64_t ropeHead = 0) { return {Kind::Rows, 0, false, ropeHead, 0}; }
+  static WeightLayout transposed(int64_t ropeHead = 0) { return {Kind::Transposed, 0, false, ropeHead, 0}; }
+  static WeightLayout panels(bool pairs, int64_t ropeHead = 0);
+  static WeightLayout table(int64_t rows) { return {Kind::Table, 0, false, 0, rows}; }
+
+  // The element type the layout stores: bf16 for pairs, f32 otherwise.
+  kime_dtype dtype() const { return pairs ? KIME_DTYPE_BF16 : KIME_DTYPE_F32; }
+  // The manifest's spelling: "rows", "transposed", "panels", "pairs.bf16" or "table<rows>", then
+  // ":rope<hd>" for interleaved RoPE columns.
+  std::string name() const;
+  bool operator==(const WeightLayout& o) const {
+    return kind == o.kind && panel == o.panel && pairs == o.pairs && ropeHead == o.ropeHead && tableRows == o.tableRows;
+  }
+};
+
 struct PackedWeight {
   std::string name;  // checkpoint name, or "rope.cos:<hd>:<theta>" for a generated table
-  // "rows" (as stored), "transposed" ([in, out], out fastest), "panels" (kWeightPanel columns
-  // of the transposed matrix after another, each contiguous: [out / P * in, P]), "pairs.bf16"
-  // (the panels in bf16 with each two consecutive inputs of a column side by side:
-  // [out / P * in / 2, P * 2]), "table..."
-  std::string layout;
+  WeightLayout layout;
   std::vector<int64_t> shape;  // as packed, outermost first
   std::vector<float> values;
-  int64_t offset = 0;         // in the weights section, 64-byte aligned
-  std::string dtype = "f32";  // f32, or bf16: `values` are then rounded and stored in 2 bytes
+  int64_t offset = 0;                 // in the weights section, 64-byte aligned
+  kime_dtype dtype = KIME_DTYPE_F32;  // f32, or bf16: `values` are then rounded and stored in 2 bytes
 };
 
 // The bf16 nearest to `f` (ties to even), as its bits; a NaN stays a NaN.
@@ -34,10 +60,9 @@ class WeightPacker {
  public:
   explicit WeightPacker(const Checkpoint& c) : checkpoint_(c) {}
 
-  // The id of `name` packed in `layout` ("rows", "transposed", "panels" or "pairs.bf16", each
-  // optionally followed by ":rope<hd>": the columns interleaved for RoPE, KernelSpec.h), packing
-  // it on first use.
-  int64_t use(const std::string& name, const std::string& layout);
+  // The id of `name` packed in `layout` (rows, transposed or panels, optionally with RoPE's
+  // interleaved columns), packing it on first use.
+  int64_t use(const std::string& name, const WeightLayout& layout);
   // cos (or sin) of p * theta^(-2i/hd) for p < rows, i < hd/2, computed in f64.
   int64_t ropeTable(bool sine, int64_t hd, double theta, int64_t rows);
 

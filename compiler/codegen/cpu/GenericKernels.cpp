@@ -61,7 +61,7 @@ HalideKernel gatherKernel(const KernelSpec& s, const RowSchedule& sch) {
   Func out("gather");
   out(c, r) = select(i >= 0, x(c, clamp(i, 0, x.dim(1).extent() - 1)), 0.0f);
   scheduleRows(out, c, r, s.out, sch);
-  return {Pipeline(out), {x, s.indexU8 ? indexU8 : index}};
+  return {Pipeline(out), {x, index, indexU8}};
 }
 
 // The program over whole rows (or vectors): every input has the output's shape.
@@ -72,9 +72,6 @@ HalideKernel eltwiseKernel(const KernelSpec& s, const RowSchedule& sch) {
   for (const char* n : names) in.emplace_back(Float(32), dims, n);
   Var c("c"), r("r");
   Func out("eltwise");
-  std::vector<Argument> args;
-  for (int i = 0; i < 4; ++i)
-    if (s.program.find(char('0' + i)) != std::string::npos) args.push_back(in[size_t(i)]);
   if (s.vector) {
     out(r) = programValue(s.program, [&](int i) { return in[size_t(i)](r); });
     Var ro("ro"), ri("ri");
@@ -84,7 +81,7 @@ HalideKernel eltwiseKernel(const KernelSpec& s, const RowSchedule& sch) {
     out(c, r) = programValue(s.program, [&](int i) { return in[size_t(i)](c, r); });
     scheduleRows(out, c, r, s.out, sch);
   }
-  return {Pipeline(out), args};
+  return {Pipeline(out), {in[0], in[1], in[2], in[3]}};
 }
 
 // Rotate-half RoPE per head: element i < hd/2 pairs with i + hd/2, the angles' cos and sin read

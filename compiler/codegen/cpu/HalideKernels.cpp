@@ -4,6 +4,7 @@
 #include "GenericKernels.h"
 #include "Schedule.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "support/Diagnostic.h"
@@ -66,13 +67,6 @@ Func normRows(NormKind kind, double eps, Func x, int64_t k, const ImageParam* g,
   return out;
 }
 
-std::vector<Argument> argsOf(std::initializer_list<const ImageParam*> params) {
-  std::vector<Argument> a;
-  for (const ImageParam* p : params)
-    if (p) a.push_back(*p);
-  return a;
-}
-
 HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   ImageParam ids(UInt(32), 1, "ids"), tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"),
       qtype(UInt(8), 1, "qtype"), tok(Float(32), 2, "tok"), type(Float(32), 2, "type"), pos(Float(32), 2, "pos");
@@ -88,10 +82,7 @@ HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   Var ro("ro"), ri("ri");
   const RowSchedule sch = rowSchedule(s, isa);
   out.split(r, ro, ri, sch.taskRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(c, sch.lanes);
-  std::vector<Argument> args =
-      s.typeTable ? argsOf({&ids, &tokseq, &tokpos, &qtype, &tok, &type}) : argsOf({&ids, &tokpos, &tok});
-  if (s.learnedPos) args.push_back(pos);
-  return {Pipeline(out), args};
+  return {Pipeline(out), {ids, tokseq, tokpos, qtype, tok, type, pos}};
 }
 
 // A linear kernel's parameters and Funcs: the algorithm (defineLinear), then its schedule
@@ -239,21 +230,8 @@ HalideKernel linear(const KernelSpec& s, const IsaInfo& isa) {
   const LinearSchedule sch = linearSchedule(s, isa);
   defineLinear(L, s, sch);
   scheduleLinear(L, s, sch);
-  std::vector<Argument> args = {L.x, L.w};
-  if (s.bias) args.push_back(L.bias);
-  if (s.act == ActKind::swiglu) {
-    args.push_back(L.wu);
-    if (s.biasUp) args.push_back(L.biasu);
-  }
-  if (s.ropeHeads > 0) {
-    args.push_back(L.tokpos);
-    args.push_back(L.rcos);
-    args.push_back(L.rsin);
-  }
-  if (s.residual) args.push_back(L.res);
-  for (int i = 1; i <= 3; ++i)
-    if (s.program.find(char('0' + i)) != std::string::npos) args.push_back(L.in[i - 1]);
-  return {Pipeline(L.out), args};
+  return {Pipeline(L.out),
+          {L.x, L.w, L.bias, L.wu, L.biasu, L.tokpos, L.rcos, L.rsin, L.res, L.in[0], L.in[1], L.in[2]}};
 }
 
 HalideKernel attention(const KernelSpec& s, const AttentionSchedule& sch) {
@@ -347,9 +325,7 @@ HalideKernel normKernel(const KernelSpec& s, const RowSchedule& sch) {
       .parallel(ro)
       .vectorize(c, sch.lanes);
   stat.compute_at(out, ri).store_in(MemoryType::Stack);
-  std::vector<Argument> args = {x, ng};
-  if (s.norm == NormKind::layer) args.push_back(nb);
-  return {Pipeline(out), args};
+  return {Pipeline(out), {x, ng, nb}};
 }
 
 // The output rows of kime-prune-rows: row r is x's row rows[r], or zeros where that is -1 (an
@@ -471,13 +447,7 @@ HalideKernel head(const KernelSpec& s, const RowSchedule& sch) {
   xn.compute_at(out, n).store_in(MemoryType::Stack);
   if (s.norm != NormKind::none) stat.compute_at(out, n).store_in(MemoryType::Stack);
   acc.compute_at(out, n).store_in(MemoryType::Stack);
-  std::vector<Argument> args = {x};
-  if (s.norm != NormKind::none) args.push_back(ng);
-  if (s.norm == NormKind::layer) args.push_back(nb);
-  args.push_back(rows);
-  args.push_back(w);
-  if (s.bias) args.push_back(bias);
-  return {Pipeline(out), args};
+  return {Pipeline(out), {x, ng, nb, rows, w, bias}};
 }
 
 HalideKernel buildAnyKernel(const KernelSpec& s, const IsaInfo& isa) {
@@ -500,14 +470,29 @@ HalideKernel buildAnyKernel(const KernelSpec& s, const IsaInfo& isa) {
 
 HalideKernel buildKernel(const KernelSpec& s, const IsaInfo& isa) {
   HalideKernel k = buildAnyKernel(s, isa);
-  // The parameters are plan.h's slots, in order (the output is the pipeline's own).
-  const std::vector<kime_arg_slot> slots = argSlots(s);
-  bool same = k.args.size() + 1 == slots.size();
-  for (size_t i = 0; same && i < k.args.size(); ++i) same = k.args[i].name == slots[i].name;
-  if (!same)
-    throw CompileError(std::string("internal: the CPU ") + className(s.kind) +
-                       " kernel's parameters are not plan.h's slots");
+  k.args = slotArgs(s, k.args);
   return k;
+}
+
+std::vector<Argument> slotArgs(const KernelSpec& s, const std::vector<Argument>& params) {
+  // plan.h's slots of the spec, in order, but the output (the pipeline's own).
+  std::vector<kime_arg_slot> slots = argSlots(s);
+  slots.pop_back();
+  std::vector<Argument> out;
+  for (const kime_arg_slot& slot : slots) {
+    auto p = std::find_if(params.begin(), params.end(), [&](const Argument& a) { return a.name == slot.name; });
+    if (p == params.end())
+      throw CompileError(std::string("internal: the CPU ") + className(s.kind) + " kernel has no parameter \"" +
+                         slot.name + "\"");
+    // A linear's weights are bf16 with --cpu-precision bf16; every other type is the slot's.
+    const bool bf16Weight = s.bf16 && p->type == BFloat(16);
+    if (!bf16Weight &&
+        (p->type.code() != kime_dtype_codes[slot.dtype] || p->type.bits() != kime_dtype_bits[slot.dtype]))
+      throw CompileError(std::string("internal: the CPU ") + className(s.kind) + " kernel's \"" + slot.name +
+                         "\" is not " + kime_dtype_names[slot.dtype]);
+    out.push_back(*p);
+  }
+  return out;
 }
 
 }  // namespace kime::cpu

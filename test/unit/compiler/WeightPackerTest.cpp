@@ -53,9 +53,10 @@ TEST(WeightPacker, PairsTwoInputsOfAColumnWithinEachPanel) {
   std::vector<uint8_t> bytes;
   auto ck = matrix(32, 4, bytes);  // 32 outputs (two panels of 16), 4 inputs (two pairs)
   WeightPacker packer(*ck);
-  const int64_t id = packer.use("w", "pairs.bf16");
+  const int64_t id = packer.use("w", WeightLayout::panels(true));
   const PackedWeight w = packer.weights()[size_t(id)];  // a copy: use() below may grow the list
-  EXPECT_EQ(w.dtype, "bf16");
+  EXPECT_EQ(w.dtype, KIME_DTYPE_BF16);
+  EXPECT_EQ(w.layout.name(), "pairs.bf16");
   EXPECT_EQ(w.shape, (std::vector<int64_t>{4, 32}));  // [out / 16 * in / 2, 16 * 2]
   const std::string section = packer.sectionBytes();
   ASSERT_GE(section.size(), size_t(w.offset + 32 * 4 * 2));
@@ -67,8 +68,8 @@ TEST(WeightPacker, PairsTwoInputsOfAColumnWithinEachPanel) {
       EXPECT_EQ(got, toBf16(float(i * 4 + j))) << "output " << i << ", input " << j;
     }
   // The f32 panels of the same tensor are another entry, 4 bytes an element, after it.
-  const PackedWeight& f = packer.weights()[size_t(packer.use("w", "panels"))];
-  EXPECT_EQ(f.dtype, "f32");
+  const PackedWeight& f = packer.weights()[size_t(packer.use("w", WeightLayout::panels(false)))];
+  EXPECT_EQ(f.dtype, KIME_DTYPE_F32);
   EXPECT_GE(f.offset, w.offset + 32 * 4 * 2);
 }
 
@@ -76,8 +77,22 @@ TEST(WeightPacker, RefusesPairsOfAnOddNumberOfInputs) {
   std::vector<uint8_t> bytes;
   auto ck = matrix(16, 3, bytes);
   WeightPacker packer(*ck);
-  EXPECT_THROW(packer.use("w", "pairs.bf16"), CompileError);
-  EXPECT_THROW(packer.use("w", "diagonal"), CompileError);
+  EXPECT_THROW(packer.use("w", WeightLayout::panels(true)), CompileError);
+  EXPECT_THROW(packer.use("w", WeightLayout::table(4)), CompileError);  // tables are generated, not packed
+}
+
+// The manifest's spellings of the layouts (the runtime shows them; the artifact format keeps them).
+TEST(WeightLayout, NamesAreTheManifestsSpellings) {
+  EXPECT_EQ(WeightLayout::rows().name(), "rows");
+  EXPECT_EQ(WeightLayout::rows(64).name(), "rows:rope64");
+  EXPECT_EQ(WeightLayout::transposed().name(), "transposed");
+  EXPECT_EQ(WeightLayout::panels(false).name(), "panels");
+  EXPECT_EQ(WeightLayout::panels(true, 32).name(), "pairs.bf16:rope32");
+  EXPECT_EQ(WeightLayout::table(128).name(), "table128");
+  EXPECT_EQ(WeightLayout::panels(true).dtype(), KIME_DTYPE_BF16);
+  EXPECT_EQ(WeightLayout::panels(false).dtype(), KIME_DTYPE_F32);
+  EXPECT_EQ(WeightLayout::panels(false).panel, kWeightPanel);
+  EXPECT_FALSE(WeightLayout::rows() == WeightLayout::rows(16));
 }
 
 TEST(WeightPacker, RopeColumnsAreInterleavedPairsWithinGroupsOf16) {
@@ -99,13 +114,13 @@ TEST(WeightPacker, RopeColumnsAreInterleavedPairsWithinGroupsOf16) {
   std::vector<uint8_t> bytes;
   auto ck = matrix(64, 2, bytes);  // 64 outputs (two heads of 32), 2 inputs
   WeightPacker packer(*ck);
-  const PackedWeight& w = packer.weights()[size_t(packer.use("w", "panels:rope32"))];
+  const PackedWeight& w = packer.weights()[size_t(packer.use("w", WeightLayout::panels(false, 32)))];
   EXPECT_EQ(w.shape, (std::vector<int64_t>{8, 16}));  // panels of the interleaved columns
   for (int64_t p = 0; p < 64; ++p)
     for (int64_t k = 0; k < 2; ++k)
       EXPECT_EQ(w.values[size_t(((p / 16) * 2 + k) * 16 + p % 16)], float(ropeColumnSource(p, 32) * 2 + k)) << p;
   // Heads whose width is no multiple of 16 cannot be interleaved.
-  EXPECT_THROW(packer.use("w", "panels:rope8"), CompileError);
+  EXPECT_THROW(packer.use("w", WeightLayout::panels(false, 8)), CompileError);
 }
 
 }  // namespace
