@@ -6,7 +6,8 @@ PKGS=(cmake ninja-build g++ python3 lld-19
       llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
       libhalide14-0-dev nlohmann-json3-dev libgtest-dev libgmock-dev
       g++-aarch64-linux-gnu libc6-arm64-cross qemu-user
-      clang-19 clang-format-19 libfuzzer-19-dev libclang-rt-19-dev pkg-config)
+      clang-19 clang-format-19 libfuzzer-19-dev libclang-rt-19-dev pkg-config
+      pybind11-dev python3-dev python3-numpy python3-pytest)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -359,6 +359,12 @@ Emit parseEmit(const std::string& name) {
   throw CompileError("--emit must be mlir, plan, schedule, halide, asm or cuda, not \"" + name + "\"");
 }
 
+void applyDefaultTargets(CompileOptions& o, bool defaultArchs) {
+  const bool bf16 = o.cpuPrecision == "bf16";
+  if (o.targets.empty()) o.targets = bf16 ? std::vector<std::string>{cpu::kBf16Target} : defaultCpuTargets();
+  if (defaultArchs && !bf16 && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
+}
+
 void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log) {
   auto start = std::chrono::steady_clock::now();
   Graph g = readGraphFile(o.graph);

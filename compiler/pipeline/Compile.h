@@ -39,6 +39,11 @@ struct CompileOptions {
   size_t selftest = 0;  // batches in the self-test section (0: no section)
 };
 
+// kime-compile's defaults, for options that name no targets: x86-64-avx2 and x86-64-avx512
+// (x86-64-avx512bf16 with --cpu-precision bf16); with `defaultArchs`, PTX for sm_80 and sm_90
+// where this build makes PTX (built with the CUDA Toolkit), except for bf16.
+void applyDefaultTargets(CompileOptions& o, bool defaultArchs);
+
 // Compiles, or prints the stage `emit` asks for to `out`. Progress goes to `log`. Throws
 // CompileError; the output file is written only once everything succeeded.
 void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log);

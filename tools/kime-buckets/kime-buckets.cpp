@@ -11,6 +11,7 @@
 #include "Samples.h"
 #include "buckets/BucketPlanner.h"
 #include "buckets/Buckets.h"
+#include "common/ToolOptions.h"
 #include "graph/Graph.h"
 #include "llvm/Support/CommandLine.h"
 #include "pipeline/BucketCost.h"
@@ -19,35 +20,40 @@
 namespace cl = llvm::cl;
 using namespace kime;
 
-static cl::list<std::string> samplePaths(cl::Positional, cl::desc("<samples: batch .json files or .jsonl of sizes>"),
-                                         cl::OneOrMore);
-static cl::opt<unsigned> maxBuckets("max-buckets", cl::desc("at most this many buckets"), cl::init(4));
+static cl::list<std::string> samplePaths(cl::cat(kime::tools::toolOptions()), cl::Positional,
+                                         cl::desc("<samples: batch .json files or .jsonl of sizes>"), cl::OneOrMore);
+static cl::opt<unsigned> maxBuckets(cl::cat(kime::tools::toolOptions()), "max-buckets",
+                                    cl::desc("at most this many buckets"), cl::init(4));
 static cl::opt<std::string> costModel(
-    "cost",
+    cl::cat(kime::tools::toolOptions()), "cost",
     cl::desc("the cost of a batch in a bucket: gpu (the FLOPs of the bucket's plan at its bounds: a captured CUDA "
              "graph runs the whole bucket), cpu (the bucket's arena bytes: the memory a run spans), tokens (the "
              "bucket's tokens; no model needed)"),
     cl::value_desc("gpu|cpu|tokens"), cl::init("gpu"));
-static cl::opt<std::string> graphPath("graph",
+static cl::opt<std::string> graphPath(cl::cat(kime::tools::toolOptions()), "graph",
                                       cl::desc("the model's Graph (for the gpu and cpu costs and the arena column)"),
                                       cl::value_desc("graph.json"));
-static cl::opt<std::string> weightsPath("weights", cl::desc("its checkpoint"), cl::value_desc("model.safetensors"));
-static cl::opt<std::string> stageName("stage", cl::desc("the stage to propose"), cl::init("serve"));
-static cl::opt<std::string> currentPath("current", cl::desc("a bucket file to compare with (its stage --stage)"),
+static cl::opt<std::string> weightsPath(cl::cat(kime::tools::toolOptions()), "weights", cl::desc("its checkpoint"),
+                                        cl::value_desc("model.safetensors"));
+static cl::opt<std::string> stageName(cl::cat(kime::tools::toolOptions()), "stage", cl::desc("the stage to propose"),
+                                      cl::init("serve"));
+static cl::opt<std::string> currentPath(cl::cat(kime::tools::toolOptions()), "current",
+                                        cl::desc("a bucket file to compare with (its stage --stage)"),
                                         cl::value_desc("buckets.json"));
-static cl::opt<double> memoryCap("memory-cap",
+static cl::opt<double> memoryCap(cl::cat(kime::tools::toolOptions()), "memory-cap",
                                  cl::desc("no bucket whose arena exceeds this many bytes (needs --graph)"),
                                  cl::init(0));
 static cl::opt<unsigned> granule(
-    "granule", cl::desc("round each sample's tokens up to a multiple of this (fewer, rounder candidate buckets)"),
-    cl::init(8));
-static cl::opt<std::string> codeTarget("code-target",
+    cl::cat(kime::tools::toolOptions()), "granule",
+    cl::desc("round each sample's tokens up to a multiple of this (fewer, rounder candidate buckets)"), cl::init(8));
+static cl::opt<std::string> codeTarget(cl::cat(kime::tools::toolOptions()), "code-target",
                                        cl::desc("also compile each listed bucket's new kernels for this CPU target and "
                                                 "print their code bytes and compile seconds (needs --graph)"),
                                        cl::value_desc("x86-64-avx2|x86-64-avx512|arm-64"));
-static cl::opt<int> jobs("j", cl::desc("kernels compiled at once (--code-target)"), cl::init(1));
-static cl::opt<std::string> outPath("o", cl::desc("write the proposed bucket file here"),
-                                    cl::value_desc("buckets.json"));
+static cl::opt<int> jobs(cl::cat(kime::tools::toolOptions()), "j", cl::desc("kernels compiled at once (--code-target)"),
+                         cl::init(1));
+static cl::opt<std::string> outPath(cl::cat(kime::tools::toolOptions()), "o",
+                                    cl::desc("write the proposed bucket file here"), cl::value_desc("buckets.json"));
 
 namespace {
 
@@ -106,7 +112,7 @@ std::vector<SizeSample> readAll() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  cl::ParseCommandLineOptions(argc, argv, "kime-buckets: a bucket file from sample batch sizes\n");
+  kime::tools::parseToolOptions(argc, argv, "kime-buckets: a bucket file from sample batch sizes\n");
   try {
     if (costModel != "gpu" && costModel != "cpu" && costModel != "tokens")
       throw std::runtime_error("--cost must be gpu, cpu or tokens, not \"" + costModel + "\"");

@@ -7,60 +7,66 @@
 #include "buckets/Buckets.h"
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cuda/CudaKernels.h"
+#include "common/ToolOptions.h"
 #include "llvm/Support/CommandLine.h"
 #include "pipeline/Compile.h"
 #include "support/JsonFields.h"
 
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> graphPath(cl::Positional, cl::desc("<graph.json>"), cl::Required);
-static cl::opt<std::string> weightsPath("weights", cl::desc("the checkpoint (safetensors)"),
-                                        cl::value_desc("model.safetensors"), cl::Required);
-static cl::opt<std::string> bucketsPath("buckets", cl::desc("the bucket file (stages of buckets)"),
-                                        cl::value_desc("buckets.json"), cl::Required);
-static cl::list<std::string> targets("target",
+static cl::opt<std::string> graphPath(cl::cat(kime::tools::toolOptions()), cl::Positional, cl::desc("<graph.json>"),
+                                      cl::Required);
+static cl::opt<std::string> weightsPath(cl::cat(kime::tools::toolOptions()), "weights",
+                                        cl::desc("the checkpoint (safetensors)"), cl::value_desc("model.safetensors"),
+                                        cl::Required);
+static cl::opt<std::string> bucketsPath(cl::cat(kime::tools::toolOptions()), "buckets",
+                                        cl::desc("the bucket file (stages of buckets)"), cl::value_desc("buckets.json"),
+                                        cl::Required);
+static cl::list<std::string> targets(cl::cat(kime::tools::toolOptions()), "target",
                                      cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16 "
                                               "(--cpu-precision bf16 only); comma separated or repeated"),
                                      cl::CommaSeparated, cl::value_desc("target"));
-static cl::opt<std::string> outPath("o", cl::desc("the artifact to write (with --emit: the file to print to)"),
+static cl::opt<std::string> outPath(cl::cat(kime::tools::toolOptions()), "o",
+                                    cl::desc("the artifact to write (with --emit: the file to print to)"),
                                     cl::value_desc("model.kime"));
 static cl::opt<std::string> emit(
-    "emit",
+    cl::cat(kime::tools::toolOptions()), "emit",
     cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), schedule "
              "(each kernel's CPU schedule per target), halide (lowered kernels), asm (their assembly for the first "
              "target), cuda (the generated CUDA C++)"),
     cl::value_desc("mlir|plan|schedule|halide|asm|cuda"));
-static cl::list<std::string> cudaMath("cuda-math",
+static cl::list<std::string> cudaMath(cl::cat(kime::tools::toolOptions()), "cuda-math",
                                       cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 "
                                                "(exact FMA); default both, --emit=cuda shows the first"),
                                       cl::CommaSeparated, cl::value_desc("tf32|f32"));
 static cl::list<std::string> cudaArchs(
-    "cuda-arch",
+    cl::cat(kime::tools::toolOptions()), "cuda-arch",
     cl::desc("PTX for these CUDA archs, each checked by ptxas (default sm_80,sm_90 where this build has NVRTC, none "
              "with --cpu-precision bf16; \"none\" for no CUDA code)"),
     cl::CommaSeparated, cl::value_desc("sm_NN"));
 static cl::opt<bool> verify(
-    "verify",
+    cl::cat(kime::tools::toolOptions()), "verify",
     cl::desc("run every compiled bucket against the reference evaluator on generated batches; fail on a mismatch"));
 static cl::opt<bool> noFusion(
-    "no-fusion", cl::desc("no fused kernels: each linear without its epilogue and every other op a generic kernel of "
-                          "its own (to measure what fusion saves; the outputs are the same)"));
+    cl::cat(kime::tools::toolOptions()), "no-fusion",
+    cl::desc("no fused kernels: each linear without its epilogue and every other op a generic kernel of "
+             "its own (to measure what fusion saves; the outputs are the same)"));
 static cl::opt<bool> noPruneRows(
-    "no-prune-rows",
+    cl::cat(kime::tools::toolOptions()), "no-prune-rows",
     cl::desc("compute the last layer for every token, not only for the rows the heads read (kime-prune-rows off)"));
 static cl::opt<std::string> cpuPrecision(
-    "cpu-precision",
+    cl::cat(kime::tools::toolOptions()), "cpu-precision",
     cl::desc("the CPU linears' arithmetic: f32 (default), or bf16 (opt-in: weights in bf16 and inputs rounded to bf16 "
              "for AVX512-BF16 dot products, f32 sums; target x86-64-avx512bf16, no CUDA code)"),
     cl::value_desc("f32|bf16"), cl::init("f32"));
-static cl::opt<int> jobs("j", cl::desc("kernels compiled at once"), cl::init(1));
+static cl::opt<int> jobs(cl::cat(kime::tools::toolOptions()), "j", cl::desc("kernels compiled at once"), cl::init(1));
 static cl::opt<unsigned> selftest(
-    "selftest",
+    cl::cat(kime::tools::toolOptions()), "selftest",
     cl::desc("store N batches drawn across every bucket (edge cases first) and the f64 reference's outputs in the "
              "artifact, for kime-run --selftest on the device"),
     cl::value_desc("N"), cl::init(0));
 static cl::opt<std::string> embed(
-    "embed",
+    cl::cat(kime::tools::toolOptions()), "embed",
     cl::desc("also write NAME.h and NAME.c beside the artifact: C sources that link it into a program "
              "(kime_model_open_NAME, constants for its stages and buckets)"),
     cl::value_desc("NAME"));
@@ -74,7 +80,7 @@ static void writeEmbed(const kime::CompileOptions& o) {
 }
 
 int main(int argc, char** argv) {
-  cl::ParseCommandLineOptions(argc, argv, "kime ahead-of-time graph compiler\n");
+  kime::tools::parseToolOptions(argc, argv, "kime ahead-of-time graph compiler\n");
   kime::CompileOptions o;
   o.graph = graphPath;
   o.weights = weightsPath;
@@ -82,11 +88,8 @@ int main(int argc, char** argv) {
   o.output = outPath;
   o.cpuPrecision = cpuPrecision;
   o.targets.assign(targets.begin(), targets.end());
-  if (o.targets.empty() && o.cpuPrecision == "bf16") o.targets = {kime::cpu::kBf16Target};
-  if (o.targets.empty()) o.targets = kime::defaultCpuTargets();
   o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
-  // PTX by default where this build makes it (built with the CUDA Toolkit), and not for bf16.
-  if (o.cudaArchs.empty() && o.cpuPrecision != "bf16" && kime::cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
+  kime::applyDefaultTargets(o, cudaArchs.empty());
   if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
   if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
   o.verify = verify;

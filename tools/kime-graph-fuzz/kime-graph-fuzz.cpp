@@ -8,33 +8,38 @@
 
 #include "Differential.h"
 #include "codegen/cuda/CudaKernels.h"
+#include "common/ToolOptions.h"
 #include "llvm/Support/CommandLine.h"
 
 namespace cl = llvm::cl;
 
-static cl::opt<unsigned> count("count", cl::desc("Graphs to generate"), cl::init(20));
-static cl::opt<uint64_t> seed("seed", cl::desc("the first Graph's seed (the others follow it)"), cl::init(1));
+static cl::opt<unsigned> count(cl::cat(kime::tools::toolOptions()), "count", cl::desc("Graphs to generate"),
+                               cl::init(20));
+static cl::opt<uint64_t> seed(cl::cat(kime::tools::toolOptions()), "seed",
+                              cl::desc("the first Graph's seed (the others follow it)"), cl::init(1));
 static cl::opt<std::string> family(
-    "family", cl::desc("any (every op anywhere the format allows) or encoder (the encoder family's shapes)"),
+    cl::cat(kime::tools::toolOptions()), "family",
+    cl::desc("any (every op anywhere the format allows) or encoder (the encoder family's shapes)"),
     cl::value_desc("any|encoder"), cl::init("any"));
-static cl::opt<unsigned> cudaEvery("cuda-every",
+static cl::opt<unsigned> cudaEvery(cl::cat(kime::tools::toolOptions()), "cuda-every",
                                    cl::desc("also generate and assemble PTX (sm_90, f32) for every Nth Graph (0: "
                                             "never; default 4 where this build makes PTX)"),
                                    cl::init(4));
-static cl::opt<std::string> keep("keep", cl::desc("write each failing Graph, its weights and buckets into this folder"),
+static cl::opt<std::string> keep(cl::cat(kime::tools::toolOptions()), "keep",
+                                 cl::desc("write each failing Graph, its weights and buckets into this folder"),
                                  cl::value_desc("DIR"));
-static cl::opt<bool> noFusion("no-fusion",
+static cl::opt<bool> noFusion(cl::cat(kime::tools::toolOptions()), "no-fusion",
                               cl::desc("compile with the generic kernels only (kime-compile --no-fusion)"));
 static cl::opt<unsigned> seconds(
-    "seconds", cl::desc("start no new Graph after this many seconds (0: no limit); the table counts those that ran"),
-    cl::init(0));
-static cl::opt<bool> quiet("quiet", cl::desc("print the table only"));
+    cl::cat(kime::tools::toolOptions()), "seconds",
+    cl::desc("start no new Graph after this many seconds (0: no limit); the table counts those that ran"), cl::init(0));
+static cl::opt<bool> quiet(cl::cat(kime::tools::toolOptions()), "quiet", cl::desc("print the table only"));
 static cl::opt<std::string> write(
-    "write", cl::desc("write the Graph of --seed, its weights and buckets into this folder, and stop"),
-    cl::value_desc("DIR"));
+    cl::cat(kime::tools::toolOptions()), "write",
+    cl::desc("write the Graph of --seed, its weights and buckets into this folder, and stop"), cl::value_desc("DIR"));
 
 int main(int argc, char** argv) {
-  cl::ParseCommandLineOptions(argc, argv, "kime random-Graph differential tester\n");
+  kime::tools::parseToolOptions(argc, argv, "kime random-Graph differential tester\n");
   kime::fuzz::Options o;
   if (family != "any" && family != "encoder") {
     std::cerr << "kime-graph-fuzz: --family must be any or encoder, not \"" << family << "\"\n";

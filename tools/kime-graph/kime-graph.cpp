@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     auto args =
         kime::tools::Args::parse(argc, argv, {"-o", "--dtype", "--name", "--random-weights", "--seed"}, {"--help"});
     if (args.has("--help") || args.positional.size() != 1) {
-      std::cerr << kUsage;
+      (args.has("--help") ? std::cout : std::cerr) << kUsage;  // asked for: to stdout
       return args.has("--help") ? 0 : 2;
     }
     const std::string cfgPath = args.positional[0];

@@ -1,4 +1,5 @@
 // kime-translate: Graph JSON -> kime IR (--import-kime-graph) and back (--export-kime-graph).
+#include "common/ToolOptions.h"
 #include "graph/Graph.h"
 #include "import/GraphImport.h"
 #include "kime/IR/KimeDialect.h"
@@ -45,5 +46,8 @@ int main(int argc, char** argv) {
         }
       },
       [](DialectRegistry& registry) { registry.insert<mlir::kime::KimeDialect, mlir::func::FuncDialect>(); });
+  // LLVM's own options (registered at load) hidden from --help; mlir-translate's, registered
+  // inside mlirTranslateMain, stay.
+  llvm::cl::HideUnrelatedOptions(kime::tools::toolOptions());
   return mlir::failed(mlir::mlirTranslateMain(argc, argv, "kime translation driver\n"));
 }

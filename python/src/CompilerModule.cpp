@@ -1,0 +1,104 @@
+// kime._compiler: the compiler and the f64 reference evaluator in-process (kime/compiler.py
+// re-exports it). Built only where the compiler is.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "Arrays.h"
+#include "Errors.h"
+#include "checkpoint/Safetensors.h"
+#include "graph/Graph.h"
+#include "pipeline/Compile.h"
+#include "reference/Reference.h"
+#include "support/JsonFields.h"
+#include "support/Process.h"
+
+namespace py = pybind11;
+
+namespace kime::python {
+
+namespace {
+
+// Runs `work` with the GIL released; its progress lines go to sys.stderr afterwards, and a
+// failure is raised as kime.CompileError with the compiler's message.
+template <typename F>
+void compileStep(F work) {
+  std::ostringstream log;
+  std::string failure;
+  {
+    py::gil_scoped_release released;
+    try {
+      work(log);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  py::module_::import("sys").attr("stderr").attr("write")(log.str());
+  if (!failure.empty()) raise("CompileError", failure);
+}
+
+py::object compile(const std::string& graph, const std::string& weights, const std::string& buckets,
+                   std::optional<std::string> output, std::vector<std::string> targets,
+                   std::optional<std::vector<std::string>> cudaArchs, std::vector<std::string> cudaMath,
+                   const std::string& cpuPrecision, size_t selftest, bool verify, int jobs, bool fusion) {
+  CompileOptions o;
+  o.graph = graph, o.weights = weights, o.buckets = buckets;
+  o.targets = targets;
+  o.cudaArchs = cudaArchs.value_or(std::vector<std::string>{});
+  if (!cudaMath.empty()) o.cudaMath = cudaMath;
+  o.cpuPrecision = cpuPrecision, o.selftest = selftest, o.verify = verify, o.jobs = jobs, o.fusion = fusion;
+  applyDefaultTargets(o, !cudaArchs);
+  std::unique_ptr<TempDir> dir;
+  if (output) {
+    o.output = *output;
+  } else {
+    dir = std::make_unique<TempDir>();
+    o.output = (dir->path() / "model.kime").string();
+  }
+  compileStep([&](std::ostream& log) {
+    std::ostringstream text;
+    compileModel(o, text, log);
+  });
+  if (output) return py::str(*output);
+  return py::bytes(json::readFile(o.output));
+}
+
+py::tuple reference(const std::string& graph, const std::string& weights, py::handle ids, py::handle cu,
+                    py::handle markers, py::handle mcu, py::handle qtype) {
+  BatchInputs in = batchInputs(ids, cu, markers, mcu, qtype);
+  RefOutputs out;
+  std::optional<Error> err;
+  compileStep([&](std::ostream&) {
+    const Graph g = readGraphFile(graph);
+    auto ck = Checkpoint::open(weights);
+    err = evaluateReference(g, loadRefWeights(g, *ck), in.batch(), out);
+  });
+  if (err) raise(*err);
+  py::array_t<double> logits(py::ssize_t(out.logits.size()));
+  std::copy(out.logits.begin(), out.logits.end(), logits.mutable_data());
+  py::array_t<double> act({py::ssize_t(out.act.size()), py::ssize_t(2)});
+  for (size_t s = 0; s < out.act.size(); ++s) act.mutable_at(s, 0) = out.act[s][0], act.mutable_at(s, 1) = out.act[s][1];
+  return py::make_tuple(logits, act);
+}
+
+}  // namespace
+
+}  // namespace kime::python
+
+PYBIND11_MODULE(_compiler, m) {
+  namespace kp = kime::python;
+  m.doc() = "kime's compiler and f64 reference evaluator, in-process";
+  m.def("compile", &kp::compile, py::arg("graph"), py::arg("weights"), py::arg("buckets"),
+        py::arg("output") = py::none(), py::arg("targets") = std::vector<std::string>{},
+        py::arg("cuda_archs") = py::none(), py::arg("cuda_math") = std::vector<std::string>{},
+        py::arg("cpu_precision") = "f32", py::arg("selftest") = 0, py::arg("verify") = false, py::arg("jobs") = 1,
+        py::arg("fusion") = true,
+        "Compiles a Graph, its checkpoint and bucket file into an artifact, as kime-compile does: written to "
+        "`output` (its path returned), or returned as bytes. Progress lines go to sys.stderr.");
+  m.def("reference", &kp::reference, py::arg("graph"), py::arg("weights"), py::arg("ids"), py::arg("cu"),
+        py::arg("markers"), py::arg("mcu"), py::arg("qtype"),
+        "The f64 reference evaluator's (logits [M], act [S, 2]) for one batch.");
+}

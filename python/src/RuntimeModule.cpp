@@ -1,0 +1,200 @@
+// kime._runtime: the runtime library for Python (kime/__init__.py re-exports it). Models from a
+// file or bytes, executors that run numpy batches with the GIL released, the self-test.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "Arrays.h"
+#include "Errors.h"
+#include "kime/runtime.h"
+
+namespace py = pybind11;
+
+namespace kime::python {
+
+namespace {
+
+template <typename T>
+T unwrap(Expected<T> e) {
+  if (!e) raise(e.error());
+  return std::move(*e);
+}
+
+py::tuple bucketTuple(const Bucket& b) { return py::make_tuple(b.tokens, b.seqs, b.markers); }
+
+// A model and, for one opened from bytes, the aligned copy it reads (kept alive with it).
+struct PyModel {
+  std::shared_ptr<Model> model;
+
+  static PyModel open(const std::string& path, const std::string& cpuTarget) {
+    return {unwrap(Model::open(path, {cpuTarget, ""}))};
+  }
+  static PyModel fromBytes(const py::bytes& data, const std::string& cpuTarget) {
+    std::string_view view = data;
+    // openMemory reads the buffer in place and wants it KIME_MEMORY_ALIGN aligned.
+    auto buffer = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(std::aligned_alloc(64, (view.size() + 63) / 64 * 64)),
+                                           std::free);
+    if (!buffer) throw std::bad_alloc();
+    std::memcpy(buffer.get(), view.data(), view.size());
+    auto model = unwrap(Model::openMemory(buffer.get(), view.size(), {cpuTarget, "artifact from bytes"}));
+    struct Holder {
+      std::shared_ptr<uint8_t> buffer;
+      std::shared_ptr<Model> model;
+    };
+    auto holder = std::make_shared<Holder>(Holder{buffer, model});
+    return {std::shared_ptr<Model>(holder, holder->model.get())};
+  }
+};
+
+// An executor, serialized: Python threads that share it take turns (kime's executors are not
+// thread-safe), each batch run with the GIL released.
+struct PyExecutor {
+  std::unique_ptr<Executor> exec;
+  std::mutex mutex;
+
+  py::tuple run(py::handle ids, py::handle cu, py::handle markers, py::handle mcu, py::handle qtype) {
+    BatchInputs in = batchInputs(ids, cu, markers, mcu, qtype);
+    Outputs out;
+    std::optional<Error> err;
+    {
+      py::gil_scoped_release released;
+      std::lock_guard<std::mutex> lock(mutex);
+      err = exec->run(in.batch(), out);
+    }
+    if (err) raise(*err);
+    py::array_t<float> logits(py::ssize_t(out.logits.size()));
+    std::memcpy(logits.mutable_data(), out.logits.data(), out.logits.size() * sizeof(float));
+    py::array_t<float> act({py::ssize_t(out.act.size()), py::ssize_t(2)});
+    std::memcpy(act.mutable_data(), out.act.data(), out.act.size() * sizeof(float) * 2);
+    return py::make_tuple(logits, act);
+  }
+
+  py::dict stats() {
+    std::lock_guard<std::mutex> lock(mutex);
+    const kime_stats s = exec->stats();
+    py::list misses, buckets;
+    for (uint32_t i = 0; i < s.no_bucket_kept; ++i)
+      misses.append(py::make_tuple(s.no_bucket_sizes[i].tokens, s.no_bucket_sizes[i].seqs, s.no_bucket_sizes[i].markers));
+    for (size_t i = 0;; ++i) {
+      auto b = exec->bucketStats(i);
+      if (!b) break;
+      py::dict d;
+      d["bucket"] = py::make_tuple(b->bucket.tokens, b->bucket.seqs, b->bucket.markers);
+      d["batches"] = b->batches;
+      buckets.append(d);
+    }
+    py::dict d;
+    d["batches"] = s.batches, d["bad_batches"] = s.bad_batches, d["no_bucket"] = s.no_bucket;
+    d["no_bucket_sizes"] = misses, d["buckets"] = buckets;
+    return d;
+  }
+};
+
+py::dict selftest(const PyModel& m, const std::string& device, size_t threads) {
+  SelftestReport r;
+  std::optional<Error> err;
+  {
+    py::gil_scoped_release released;
+    auto report = runSelftest(m.model, {threads, device, "tf32"});
+    if (report) r = std::move(*report);
+    else err = report.error();
+  }
+  if (err) raise(*err);
+  py::list buckets;
+  for (const SelftestBucket& b : r.buckets) {
+    py::dict d;
+    d["stage"] = b.stage, d["bucket"] = bucketTuple(b.bucket), d["batches"] = b.batches;
+    d["max_diff"] = b.maxDiff, d["abs"] = b.abs, d["rel"] = b.rel, d["failure"] = b.failure;
+    buckets.append(d);
+  }
+  py::dict d;
+  d["passed"] = r.passed(), d["device"] = r.device, d["text"] = r.text(), d["buckets"] = buckets;
+  return d;
+}
+
+void defineModel(py::module_& m) {
+  py::class_<PyModel>(m, "Model", "A compiled artifact, loaded (mapped, checked, its CPU code loaded).")
+      .def(py::init(&PyModel::open), py::arg("path"), py::arg("cpu_target") = "",
+           "Opens the artifact at `path`; `cpu_target` forces one of its CPU code sections (e.g. x86-64-avx2).")
+      .def_static("from_bytes", &PyModel::fromBytes, py::arg("data"), py::arg("cpu_target") = "",
+                  "The artifact held in `data` (copied once, aligned, and read in place).")
+      .def_property_readonly("name", [](const PyModel& p) { return p.model->name(); })
+      .def_property_readonly("vocab", [](const PyModel& p) { return p.model->vocab(); })
+      .def_property_readonly("types", [](const PyModel& p) { return p.model->types(); })
+      .def_property_readonly("stages", [](const PyModel& p) { return p.model->stages(); })
+      .def_property_readonly("default_stage", [](const PyModel& p) { return p.model->defaultStage(); })
+      .def_property_readonly("cpu_target", [](const PyModel& p) { return p.model->cpuTarget(); },
+                             "The CPU code section that was loaded.")
+      .def(
+          "buckets",
+          [](const PyModel& p, const std::string& stage) {
+            py::list out;
+            for (const Bucket& b : p.model->buckets(stage)) out.append(bucketTuple(b));
+            return out;
+          },
+          py::arg("stage"), "The stage's buckets as (tokens, seqs, markers), in the order they are tried.")
+      .def("inspect", [](const PyModel& p) { return p.model->inspect(); },
+           "Stages, buckets and their arenas, kernels, sections and sizes, as kime-run --inspect prints them.")
+      .def(
+          "executor",
+          [](const PyModel& p, std::optional<std::string> stage, size_t threads, const std::string& device,
+             const std::string& cudaMath) {
+            auto e = std::make_unique<PyExecutor>();
+            e->exec = unwrap(Executor::create(p.model, stage.value_or(p.model->defaultStage()),
+                                              {threads, device, cudaMath}));
+            return e;
+          },
+          py::arg("stage") = py::none(), py::arg("threads") = 0, py::arg("device") = "cpu",
+          py::arg("cuda_math") = "tf32", "An executor of one stage (default: the model's default stage).")
+      .def("selftest", &selftest, py::arg("device") = "cpu", py::arg("threads") = 0,
+           "Runs the artifact's self-test section; a dict with passed, device, text and per-bucket results.");
+}
+
+void defineExecutor(py::module_& m) {
+  py::class_<PyExecutor>(m, "Executor", "Runs batches of one stage, each in the smallest bucket that holds it.")
+      .def("run", &PyExecutor::run, py::arg("ids"), py::arg("cu"), py::arg("markers"), py::arg("mcu"),
+           py::arg("qtype"),
+           "Runs one batch; returns (logits [M] float32, act [S, 2] float32). uint32 (qtype: uint8) "
+           "contiguous arrays are read without a copy.")
+      .def(
+          "prepare",
+          [](PyExecutor& e, size_t index) {
+            std::lock_guard<std::mutex> lock(e.mutex);
+            if (auto err = e.exec->prepare(index)) raise(*err);
+          },
+          py::arg("index"), "Builds bucket `index`'s plan now rather than on first use.")
+      .def("warm", [](PyExecutor& e) {
+        std::lock_guard<std::mutex> lock(e.mutex);
+        py::list out;
+        for (const Bucket& b : e.exec->warm()) out.append(bucketTuple(b));
+        return out;
+      })
+      .def("stats", &PyExecutor::stats, "Batches run and refused, and each bucket's batches.")
+      .def_property_readonly("stage", [](PyExecutor& e) { return e.exec->stage(); })
+      .def_property_readonly("device", [](PyExecutor& e) { return e.exec->deviceDescription(); })
+      .def("caps", [](PyExecutor& e) {
+        const Caps c = e.exec->caps();
+        py::dict d;
+        d["name"] = c.name, d["threads"] = c.threads, d["graphs"] = c.graphs, d["unified_memory"] = c.unifiedMemory;
+        return d;
+      });
+}
+
+}  // namespace
+
+}  // namespace kime::python
+
+using namespace kime::python;
+
+PYBIND11_MODULE(_runtime, m) {
+  m.doc() = "kime's runtime: compiled artifacts loaded and run on numpy batches";
+  defineModel(m);
+  defineExecutor(m);
+  // For the tests: the address run() would read `array` at, i.e. whether it is borrowed as it is.
+  m.def("_input_address", [](py::handle array) {
+    return reinterpret_cast<uintptr_t>(input<uint32_t>(array, "array").span.data);
+  });
+}
