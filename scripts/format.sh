@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fmt=${CLANG_FORMAT:-clang-format-19}
 command -v "$fmt" > /dev/null || { echo "format: $fmt not found (Debian package clang-format-19; scripts/setup.sh installs it)" >&2; exit 2; }
-mapfile -t files < <(git ls-files '*.c' '*.h' '*.cpp')
+# Tracked files and new ones git does not ignore (so a file is checked before its first commit).
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cpp')
 if [ "${1:-}" = --check ]; then
   bad=0
   for f in "${files[@]}"; do

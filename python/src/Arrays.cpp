@@ -34,7 +34,7 @@ Input<T> input(py::handle obj, const char* name) {
       throw py::value_error(std::string(name) + ": expected a 1-D array, got " + std::to_string(a.ndim()) +
                             " dimensions");
     if (a.flags() & py::array::c_style) return borrow(py::reinterpret_borrow<py::array_t<T>>(obj));
-    return borrow(py::array_t<T>(py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(obj)));
+    return borrow(py::array_t<T>(py::array_t < T, py::array::c_style | py::array::forcecast > ::ensure(obj)));
   }
   if (!py::isinstance<py::sequence>(obj) || py::isinstance<py::str>(obj))
     throw py::type_error(std::string(name) + ": expected a numpy array or a sequence of ints, got " +
@@ -48,8 +48,8 @@ Input<T> input(py::handle obj, const char* name) {
       throw py::type_error(std::string(name) + "[" + std::to_string(i) + "]: expected an int");
     const long long x = v.cast<long long>();
     if (x < 0 || (unsigned long long)x > std::numeric_limits<T>::max())
-      throw py::value_error(std::string(name) + "[" + std::to_string(i) + "]: " + std::to_string(x) +
-                            " does not fit " + dtypeName<T>());
+      throw py::value_error(std::string(name) + "[" + std::to_string(i) + "]: " + std::to_string(x) + " does not fit " +
+                            dtypeName<T>());
     out[i] = T(x);
   }
   return borrow(std::move(copy));

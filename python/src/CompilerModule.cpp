@@ -80,7 +80,8 @@ py::tuple reference(const std::string& graph, const std::string& weights, py::ha
   py::array_t<double> logits(py::ssize_t(out.logits.size()));
   std::copy(out.logits.begin(), out.logits.end(), logits.mutable_data());
   py::array_t<double> act({py::ssize_t(out.act.size()), py::ssize_t(2)});
-  for (size_t s = 0; s < out.act.size(); ++s) act.mutable_at(s, 0) = out.act[s][0], act.mutable_at(s, 1) = out.act[s][1];
+  for (size_t s = 0; s < out.act.size(); ++s)
+    act.mutable_at(s, 0) = out.act[s][0], act.mutable_at(s, 1) = out.act[s][1];
   return py::make_tuple(logits, act);
 }
 

@@ -22,10 +22,14 @@ void raise(const char* name, const std::string& message) {
 
 void raise(const Error& e) {
   switch (e.kind) {
-    case ErrorKind::Batch: raise("BadBatch", e.text());
-    case ErrorKind::Unsupported: raise("BadArtifact", e.text());
-    case ErrorKind::Device: raise("DeviceError", e.text());
-    case ErrorKind::NoBucket: break;
+    case ErrorKind::Batch:
+      raise("BadBatch", e.text());
+    case ErrorKind::Unsupported:
+      raise("BadArtifact", e.text());
+    case ErrorKind::Device:
+      raise("DeviceError", e.text());
+    case ErrorKind::NoBucket:
+      break;
   }
   py::object cls = exceptionClass("NoBucket");
   py::object instance = cls(e.text());

@@ -77,7 +77,8 @@ struct PyExecutor {
     const kime_stats s = exec->stats();
     py::list misses, buckets;
     for (uint32_t i = 0; i < s.no_bucket_kept; ++i)
-      misses.append(py::make_tuple(s.no_bucket_sizes[i].tokens, s.no_bucket_sizes[i].seqs, s.no_bucket_sizes[i].markers));
+      misses.append(
+          py::make_tuple(s.no_bucket_sizes[i].tokens, s.no_bucket_sizes[i].seqs, s.no_bucket_sizes[i].markers));
     for (size_t i = 0;; ++i) {
       auto b = exec->bucketStats(i);
       if (!b) break;
@@ -99,8 +100,10 @@ py::dict selftest(const PyModel& m, const std::string& device, size_t threads) {
   {
     py::gil_scoped_release released;
     auto report = runSelftest(m.model, {threads, device, "tf32"});
-    if (report) r = std::move(*report);
-    else err = report.error();
+    if (report)
+      r = std::move(*report);
+    else
+      err = report.error();
   }
   if (err) raise(*err);
   py::list buckets;
@@ -126,8 +129,8 @@ void defineModel(py::module_& m) {
       .def_property_readonly("types", [](const PyModel& p) { return p.model->types(); })
       .def_property_readonly("stages", [](const PyModel& p) { return p.model->stages(); })
       .def_property_readonly("default_stage", [](const PyModel& p) { return p.model->defaultStage(); })
-      .def_property_readonly("cpu_target", [](const PyModel& p) { return p.model->cpuTarget(); },
-                             "The CPU code section that was loaded.")
+      .def_property_readonly(
+          "cpu_target", [](const PyModel& p) { return p.model->cpuTarget(); }, "The CPU code section that was loaded.")
       .def(
           "buckets",
           [](const PyModel& p, const std::string& stage) {
@@ -136,15 +139,16 @@ void defineModel(py::module_& m) {
             return out;
           },
           py::arg("stage"), "The stage's buckets as (tokens, seqs, markers), in the order they are tried.")
-      .def("inspect", [](const PyModel& p) { return p.model->inspect(); },
-           "Stages, buckets and their arenas, kernels, sections and sizes, as kime-run --inspect prints them.")
+      .def(
+          "inspect", [](const PyModel& p) { return p.model->inspect(); },
+          "Stages, buckets and their arenas, kernels, sections and sizes, as kime-run --inspect prints them.")
       .def(
           "executor",
           [](const PyModel& p, std::optional<std::string> stage, size_t threads, const std::string& device,
              const std::string& cudaMath) {
             auto e = std::make_unique<PyExecutor>();
-            e->exec = unwrap(Executor::create(p.model, stage.value_or(p.model->defaultStage()),
-                                              {threads, device, cudaMath}));
+            e->exec =
+                unwrap(Executor::create(p.model, stage.value_or(p.model->defaultStage()), {threads, device, cudaMath}));
             return e;
           },
           py::arg("stage") = py::none(), py::arg("threads") = 0, py::arg("device") = "cpu",
@@ -155,8 +159,7 @@ void defineModel(py::module_& m) {
 
 void defineExecutor(py::module_& m) {
   py::class_<PyExecutor>(m, "Executor", "Runs batches of one stage, each in the smallest bucket that holds it.")
-      .def("run", &PyExecutor::run, py::arg("ids"), py::arg("cu"), py::arg("markers"), py::arg("mcu"),
-           py::arg("qtype"),
+      .def("run", &PyExecutor::run, py::arg("ids"), py::arg("cu"), py::arg("markers"), py::arg("mcu"), py::arg("qtype"),
            "Runs one batch; returns (logits [M] float32, act [S, 2] float32). uint32 (qtype: uint8) "
            "contiguous arrays are read without a copy.")
       .def(
@@ -166,12 +169,13 @@ void defineExecutor(py::module_& m) {
             if (auto err = e.exec->prepare(index)) raise(*err);
           },
           py::arg("index"), "Builds bucket `index`'s plan now rather than on first use.")
-      .def("warm", [](PyExecutor& e) {
-        std::lock_guard<std::mutex> lock(e.mutex);
-        py::list out;
-        for (const Bucket& b : e.exec->warm()) out.append(bucketTuple(b));
-        return out;
-      })
+      .def("warm",
+           [](PyExecutor& e) {
+             std::lock_guard<std::mutex> lock(e.mutex);
+             py::list out;
+             for (const Bucket& b : e.exec->warm()) out.append(bucketTuple(b));
+             return out;
+           })
       .def("stats", &PyExecutor::stats, "Batches run and refused, and each bucket's batches.")
       .def_property_readonly("stage", [](PyExecutor& e) { return e.exec->stage(); })
       .def_property_readonly("device", [](PyExecutor& e) { return e.exec->deviceDescription(); })
@@ -194,7 +198,6 @@ PYBIND11_MODULE(_runtime, m) {
   defineModel(m);
   defineExecutor(m);
   // For the tests: the address run() would read `array` at, i.e. whether it is borrowed as it is.
-  m.def("_input_address", [](py::handle array) {
-    return reinterpret_cast<uintptr_t>(input<uint32_t>(array, "array").span.data);
-  });
+  m.def("_input_address",
+        [](py::handle array) { return reinterpret_cast<uintptr_t>(input<uint32_t>(array, "array").span.data); });
 }
