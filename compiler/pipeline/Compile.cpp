@@ -7,8 +7,10 @@
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "Lowering.h"
+#include "Refit.h"
 #include "Selftest.h"
 #include "artifact/ArtifactWriter.h"
 #include "buckets/Buckets.h"
@@ -365,11 +367,21 @@ void applyDefaultTargets(CompileOptions& o, bool defaultArchs) {
   if (defaultArchs && !bf16 && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
 }
 
-void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log) {
+void compileModel(const CompileOptions& given, std::ostream& out, std::ostream& log) {
   auto start = std::chrono::steady_clock::now();
+  std::optional<RefitInputs> refit;
+  if (!given.refit.empty()) {
+    if (given.emit != Emit::None) throw CompileError("--refit makes an artifact, not --emit text");
+    refit = readRefitInputs(given);
+    if (given.dropSelftest)
+      log << "warning: --drop-selftest: " << given.output
+          << " gets no self-test section (kime-run --selftest cannot check it)\n";
+  }
+  const CompileOptions& o = refit ? refit->options : given;
   Graph g = readGraphFile(o.graph);
   auto ck = Checkpoint::open(o.weights);
   ck->checkAgainst(g);
+  if (refit) checkNoExtraTensors(*ck, g);
   std::vector<Stage> stages = readBucketsFile(o.buckets);
   for (const std::string& t : o.targets) cpu::halideTarget(t);  // refuses unknown ones early
   checkPrecision(o);
@@ -385,13 +397,23 @@ void compileModel(const CompileOptions& o, std::ostream& out, std::ostream& log)
   if (o.emit != Emit::None) return emitText(o, m, weights, out);
   std::vector<Section> sections = {manifestSection(o, g, m, weights),
                                    {KIME_SECTION_WEIGHTS_CPU, weights.sectionBytes()}};
-  codegen(o, m, sections, log);
+  if (refit) {
+    // The same Graph, buckets and options make the same plans, unless the compiler changed them.
+    if (sections.front().bytes != refit->manifest)
+      throw CompileError(given.refit + ": its plans are not what this compiler makes of its Graph (" +
+                         compilerVersion() + " lowers it differently), so its code cannot be kept: compile it in full");
+    sections.insert(sections.end(), refit->code.begin(), refit->code.end());
+    log << "refit: " << refit->code.size() << " code sections of " << given.refit << " kept\n";
+  } else {
+    codegen(o, m, sections, log);
+  }
   if (o.selftest) {
     auto t0 = std::chrono::steady_clock::now();
     sections.push_back(selftestSection(g, *ck, stages, o.selftest, cpuTolerance(o)));
     log << "selftest: " << o.selftest << " batches and their reference outputs, " << std::fixed << std::setprecision(2)
         << seconds(t0) << " s" << std::defaultfloat << "\n";
   }
+  sections.push_back(sourceSection(o));
   writeChecked(o, sections, g, *ck, stages, log);
   log << "wrote " << o.output << " in " << std::fixed << std::setprecision(2) << seconds(start) << " s"
       << std::defaultfloat << "\n";

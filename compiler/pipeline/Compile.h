@@ -37,6 +37,10 @@ struct CompileOptions {
   std::string cpuPrecision = "f32";
   int jobs = 1;
   size_t selftest = 0;  // batches in the self-test section (0: no section)
+  // --refit OLD.kime: the Graph, buckets and options come from OLD's source section, its code
+  // sections are kept byte for byte, and only the weights (and the self-test) are new.
+  std::string refit;
+  bool dropSelftest = false;  // with refit: no self-test section (a warning), instead of recomputing it
 };
 
 // kime-compile's defaults, for options that name no targets: x86-64-avx2 and x86-64-avx512

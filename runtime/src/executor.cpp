@@ -69,6 +69,7 @@ std::string Model::inspect() const {
   for (const SectionInfo& sec : m.sections)
     s += "  " + sec.name + std::string(sec.name.size() < 24 ? 24 - sec.name.size() : 1, ' ') +
          std::to_string(sec.size) + " bytes at " + std::to_string(sec.offset) + "\n";
+  s += describeSource(m);
   s += "cpu code loaded: " + m.cpuTarget + " (" + m.loader + " loader)\nstages:\n";
   for (const StageInfo& st : m.stages) {
     s += "  " + st.name + ":\n";

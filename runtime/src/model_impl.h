@@ -157,6 +157,10 @@ void stageIndices(const Batch& b, int32_t* const* arrays);
 // Loads the best CPU code section for this machine, or the one of `target` where given
 // (refused by name where the CPU cannot run it or the artifact lacks it).
 std::optional<Error> loadCpuCode(ModelImpl& m, const std::string& target = "");
+
+// What the artifact's source section says it was compiled from, for Model::inspect (a line
+// saying so where it has none or cannot be read).
+std::string describeSource(const ModelImpl& m);
 // Parses the optional self-test section (selftest.cpp) without running it: Unsupported, naming
 // the problem, where it is malformed; nothing where it is sound or absent.
 std::optional<Error> checkSelftestSection(const ModelImpl& m);

@@ -14,14 +14,22 @@
 
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> graphPath(cl::cat(kime::tools::toolOptions()), cl::Positional, cl::desc("<graph.json>"),
-                                      cl::Required);
+static cl::opt<std::string> graphPath(cl::cat(kime::tools::toolOptions()), cl::Positional, cl::desc("<graph.json>"));
 static cl::opt<std::string> weightsPath(cl::cat(kime::tools::toolOptions()), "weights",
                                         cl::desc("the checkpoint (safetensors)"), cl::value_desc("model.safetensors"),
                                         cl::Required);
 static cl::opt<std::string> bucketsPath(cl::cat(kime::tools::toolOptions()), "buckets",
-                                        cl::desc("the bucket file (stages of buckets)"), cl::value_desc("buckets.json"),
-                                        cl::Required);
+                                        cl::desc("the bucket file (stages of buckets)"),
+                                        cl::value_desc("buckets.json"));
+static cl::opt<std::string> refitPath(
+    cl::cat(kime::tools::toolOptions()), "refit",
+    cl::desc("new weights for this artifact: its Graph, buckets, targets and options, and its code byte for byte, "
+             "with the checkpoint of --weights packed as a full compile packs it (give no graph, --buckets or "
+             "targets)"),
+    cl::value_desc("OLD.kime"));
+static cl::opt<bool> dropSelftest(cl::cat(kime::tools::toolOptions()), "drop-selftest",
+                                  cl::desc("with --refit: leave the self-test section out (with a warning) instead of "
+                                           "computing the reference's outputs for the new weights"));
 static cl::list<std::string> targets(cl::cat(kime::tools::toolOptions()), "target",
                                      cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16 "
                                               "(--cpu-precision bf16 only); comma separated or repeated"),
@@ -79,9 +87,30 @@ static void writeEmbed(const kime::CompileOptions& o) {
                           kime::embedSources(embed, artifact.string(), kime::readBucketsFile(o.buckets)));
 }
 
+// What --refit takes from the artifact may not be given too; without --refit, a graph and buckets must be.
+static void checkInputs() {
+  const bool refit = !refitPath.empty();
+  if (dropSelftest && !refit) throw std::runtime_error("--drop-selftest goes with --refit");
+  if (!refit && (graphPath.empty() || bucketsPath.empty()))
+    throw std::runtime_error("give a graph and --buckets (or --refit OLD.kime)");
+  if (refit &&
+      (!graphPath.empty() || !bucketsPath.empty() || !targets.empty() || !cudaArchs.empty() || !cudaMath.empty() ||
+       cpuPrecision.getNumOccurrences() || noFusion || noPruneRows || selftest.getNumOccurrences() || !embed.empty()))
+    throw std::runtime_error("--refit takes the graph, buckets, targets and options from " + refitPath +
+                             ": give only --weights, -o, --verify, -j and --drop-selftest");
+}
+
 int main(int argc, char** argv) {
   kime::tools::parseToolOptions(argc, argv, "kime ahead-of-time graph compiler\n");
+  try {
+    checkInputs();
+  } catch (const std::exception& e) {
+    std::cerr << "kime-compile: error: " << e.what() << "\n";
+    return 2;
+  }
   kime::CompileOptions o;
+  o.refit = refitPath;
+  o.dropSelftest = dropSelftest;
   o.graph = graphPath;
   o.weights = weightsPath;
   o.buckets = bucketsPath;

@@ -77,6 +77,18 @@ inline constexpr const char stage[] = "stage";
 inline constexpr const char bucket[] = "bucket";
 inline constexpr const char batch[] = "batch";
 
+// The source section (KIME_SECTION_SOURCE): `compiler`, `graph` (the Graph's JSON), `buckets`
+// (the bucket file's JSON) and `options`, each option by kime-compile's name for it.
+inline constexpr const char compiler[] = "compiler";
+inline constexpr const char graph[] = "graph";
+inline constexpr const char options[] = "options";
+inline constexpr const char targets[] = "targets";
+inline constexpr const char cudaArchs[] = "cuda_archs";
+inline constexpr const char cpuPrecision[] = "cpu_precision";
+inline constexpr const char pruneRows[] = "prune_rows";
+inline constexpr const char fusion[] = "fusion";
+inline constexpr const char selftest[] = "selftest";
+
 }  // namespace kime::key
 
 #endif  // KIME_MANIFEST_KEYS_H

@@ -31,6 +31,10 @@ extern "C" {
 #define KIME_SECTION_WEIGHTS_CPU "weights.cpu"
 #define KIME_SECTION_CPU_CODE "code.cpu."
 #define KIME_SECTION_PTX_CODE "code.ptx."
+/* What the artifact was compiled from (JSON: the compiler's version, the Graph, the bucket file,
+ * the options that shape its bytes), for kime-compile --refit and --inspect; the runtime runs
+ * nothing of it. */
+#define KIME_SECTION_SOURCE "source"
 /* Optional (kime-compile --selftest N): batches and the f64 reference's outputs, JSON; read only
  * by kime_model_selftest. */
 #define KIME_SECTION_SELFTEST "selftest"

@@ -1,0 +1,22 @@
+// Reads a `.kime` file back into its sections (for --refit): the header, the section table and
+// every section's checksum checked, as the runtime checks them, without loading any code.
+#ifndef KIME_ARTIFACT_ARTIFACTREADER_H
+#define KIME_ARTIFACT_ARTIFACTREADER_H
+
+#include <string>
+#include <vector>
+
+#include "ArtifactWriter.h"
+
+namespace kime {
+
+// The sections of the artifact at `path`, in file order. Throws CompileError naming the file and
+// the problem: not an artifact, another format version, a section outside the file or damaged.
+std::vector<Section> readArtifact(const std::string& path);
+
+// The section named `name`, or nullptr.
+const Section* findSection(const std::vector<Section>& sections, const std::string& name);
+
+}  // namespace kime
+
+#endif  // KIME_ARTIFACT_ARTIFACTREADER_H

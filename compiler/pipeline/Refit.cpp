@@ -1,0 +1,87 @@
+#include "Refit.h"
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "artifact/ArtifactReader.h"
+#include "kime/manifest_keys.h"
+#include "kime/plan.h"
+#include "support/Diagnostic.h"
+#include "support/JsonFields.h"
+
+namespace kime {
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+// A JSON file as canonical JSON (keys sorted, numbers round-tripped): the same document gives the
+// same bytes however it was written.
+nlohmann::json canonical(const std::string& path) {
+  try {
+    return nlohmann::json::parse(json::readFile(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw CompileError(path + ": bad JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+const char* compilerVersion() { return "kime " KIME_VERSION; }
+
+Section sourceSection(const CompileOptions& o) {
+  OJson options = {{key::targets, o.targets},           {key::cudaArchs, o.cudaArchs}, {key::cudaMath, o.cudaMath},
+                   {key::cpuPrecision, o.cpuPrecision}, {key::pruneRows, o.pruneRows}, {key::fusion, o.fusion},
+                   {key::selftest, o.selftest}};
+  OJson j = {{key::compiler, compilerVersion()},
+             {key::options, options},
+             {key::buckets, canonical(o.buckets)},
+             {key::graph, canonical(o.graph)}};
+  return {KIME_SECTION_SOURCE, j.dump()};
+}
+
+RefitInputs readRefitInputs(const CompileOptions& given) {
+  const std::vector<Section> old = readArtifact(given.refit);
+  const Section* source = findSection(old, KIME_SECTION_SOURCE);
+  if (!source)
+    throw CompileError(given.refit +
+                       ": no source section (it was compiled before kime recorded one): compile it in full");
+  RefitInputs r;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(source->bytes);
+    const std::string by = j.at(key::compiler).get<std::string>();
+    if (by != compilerVersion())
+      throw CompileError(given.refit + ": compiled by " + by + ", and this is " + compilerVersion() +
+                         ": its code may differ from this compiler's, so compile it in full");
+    r.dir = std::make_unique<TempDir>();
+    r.options = given;
+    r.options.graph = (r.dir->path() / "graph.json").string();
+    r.options.buckets = (r.dir->path() / "buckets.json").string();
+    json::writeFileAtomic(r.options.graph, j.at(key::graph).dump());
+    json::writeFileAtomic(r.options.buckets, j.at(key::buckets).dump());
+    const nlohmann::json& o = j.at(key::options);
+    r.options.targets = o.at(key::targets).get<std::vector<std::string>>();
+    r.options.cudaArchs = o.at(key::cudaArchs).get<std::vector<std::string>>();
+    r.options.cudaMath = o.at(key::cudaMath).get<std::vector<std::string>>();
+    r.options.cpuPrecision = o.at(key::cpuPrecision).get<std::string>();
+    r.options.pruneRows = o.at(key::pruneRows).get<bool>();
+    r.options.fusion = o.at(key::fusion).get<bool>();
+    r.options.selftest = given.dropSelftest ? 0 : o.at(key::selftest).get<size_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw CompileError(given.refit + ": bad source section: " + e.what());
+  }
+  for (const Section& s : old)
+    if (s.name.rfind("code.", 0) == 0) r.code.push_back(s);
+  if (const Section* m = findSection(old, KIME_SECTION_MANIFEST)) r.manifest = m->bytes;
+  return r;
+}
+
+void checkNoExtraTensors(const Checkpoint& ck, const Graph& g) {
+  std::set<std::string> weights;
+  for (const WeightDecl& w : g.weights) weights.insert(w.name);
+  for (const TensorView& t : ck.tensors())
+    if (!weights.count(t.name))
+      throw CompileError(ck.source() + ": tensor \"" + t.name + "\" is no weight of the Graph being refitted");
+}
+
+}  // namespace kime
