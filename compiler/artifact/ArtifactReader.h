@@ -1,5 +1,5 @@
-// Reads a `.kime` file back into its sections (for --refit): the header, the section table and
-// every section's checksum checked, as the runtime checks them, without loading any code.
+// Reads a `.kime` file back into its sections (for --refit): its container checked by the
+// runtime's own readContainer (kime/container.h), without loading any code.
 #ifndef KIME_ARTIFACT_ARTIFACTREADER_H
 #define KIME_ARTIFACT_ARTIFACTREADER_H
 
@@ -10,8 +10,9 @@
 
 namespace kime {
 
-// The sections of the artifact at `path`, in file order. Throws CompileError naming the file and
-// the problem: not an artifact, another format version, a section outside the file or damaged.
+// The sections of the artifact at `path`, in table order. Throws CompileError naming the file and
+// the problem as Model::open words it: not an artifact, another format version, a section outside
+// the file or damaged.
 std::vector<Section> readArtifact(const std::string& path);
 
 // The section named `name`, or nullptr.

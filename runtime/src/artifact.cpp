@@ -226,67 +226,10 @@ std::vector<std::string> ModelImpl::sectionsUnder(const std::string& prefix) con
 
 namespace {
 
-// Sections must not overlap, and every byte outside the header, the table and the sections (the
-// padding up to each section's alignment) must be zero: no damage goes unnoticed.
-std::optional<std::string> checkLayout(const ModelImpl& m, uint64_t tableStart, uint64_t tableEnd) {
-  std::vector<const SectionInfo*> byOffset;
-  for (const SectionInfo& s : m.sections) byOffset.push_back(&s);
-  std::sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
-  uint64_t end = sizeof(kime_file_header);
-  auto zeroUpTo = [&](uint64_t to) {
-    for (uint64_t i = end; i < to; ++i)
-      if (m.map[i] != 0) return false;
-    return true;
-  };
-  if (!zeroUpTo(tableStart)) return std::string("the padding after the header is not zero (damaged)");
-  end = tableEnd;
-  std::string after = "the section table";
-  for (const SectionInfo* s : byOffset) {
-    if (s->offset < end) return "section \"" + s->name + "\" overlaps " + after;
-    if (!zeroUpTo(s->offset)) return "the padding after " + after + " is not zero (damaged)";
-    end = s->offset + s->size;
-    after = "section \"" + s->name + "\"";
-  }
-  if (!zeroUpTo(m.mapSize)) return "the padding after " + after + " is not zero (damaged)";
-  return std::nullopt;
-}
-
-// The container (header, section table, checksums) and the manifest of the bytes at m.map.
+// The container (readContainer), then the manifest of the bytes at m.map.
 std::optional<Error> checkArtifact(ModelImpl& m) {
   auto fail = [&](const std::string& msg) { return std::optional<Error>(Error::unsupported(m.path + ": " + msg)); };
-  if (m.mapSize < sizeof(kime_file_header))
-    return fail("not a kime artifact (" + std::to_string(m.mapSize) + " bytes is shorter than a header)");
-  kime_file_header h;
-  std::memcpy(&h, m.map, sizeof h);
-  if (std::memcmp(h.magic, KIME_MAGIC, KIME_MAGIC_SIZE) != 0) return fail("not a kime artifact (bad magic)");
-  if (h.version > KIME_FORMAT_VERSION)
-    return fail("format version " + std::to_string(h.version) + " is newer than this runtime's " +
-                std::to_string(KIME_FORMAT_VERSION) + "; recompile the model or update kime");
-  if (h.version != KIME_FORMAT_VERSION)
-    return fail("format version " + std::to_string(h.version) + " is older than this runtime's " +
-                std::to_string(KIME_FORMAT_VERSION) + "; recompile the model with this kime");
-  for (uint64_t r : h.reserved)
-    if (r != 0) return fail("the header's reserved bytes are not zero (not written by kime, or damaged)");
-  if (h.file_size != m.mapSize)
-    return fail("the file has " + std::to_string(m.mapSize) + " bytes but its header says " +
-                std::to_string(h.file_size) + " (truncated or appended to)");
-  uint64_t tableEnd = h.section_table_offset + uint64_t(h.section_count) * sizeof(kime_section_entry);
-  if (h.section_count > 1024 || h.section_table_offset < sizeof h || tableEnd > m.mapSize)
-    return fail("the section table lies outside the file");
-  for (uint32_t i = 0; i < h.section_count; ++i) {
-    kime_section_entry e;
-    std::memcpy(&e, m.map + h.section_table_offset + i * sizeof e, sizeof e);
-    if (e.name[KIME_SECTION_NAME_SIZE - 1] != '\0') return fail("section " + std::to_string(i) + " has no name");
-    std::string name(e.name);
-    for (size_t k = name.size(); k < KIME_SECTION_NAME_SIZE; ++k)
-      if (e.name[k] != '\0') return fail("section " + std::to_string(i) + "'s name is not NUL padded");
-    if (e.offset % KIME_SECTION_ALIGN || e.offset < tableEnd || e.offset > m.mapSize || e.size > m.mapSize - e.offset)
-      return fail("section \"" + name + "\" lies outside the file");
-    if (kime_checksum(m.map + e.offset, e.size) != e.checksum)
-      return fail("section \"" + name + "\" is corrupt (checksum mismatch)");
-    m.sections.push_back({name, e.offset, e.size});
-  }
-  if (auto why = checkLayout(m, h.section_table_offset, tableEnd)) return fail(*why);
+  if (auto why = readContainer(m.map, m.mapSize, m.sections)) return fail(*why);
   const SectionInfo* manifest = m.section(KIME_SECTION_MANIFEST);
   const SectionInfo* weights = m.section(KIME_SECTION_WEIGHTS_CPU);
   if (!manifest || !weights)

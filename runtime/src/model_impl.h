@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kime/container.h"
 #include "kime/format.h"
 #include "kime/plan.h"
 #include "kime/runtime.h"
@@ -85,11 +86,6 @@ struct WeightInfo {
 struct StageInfo {
   std::string name;
   std::vector<size_t> buckets;  // indices into ModelImpl::buckets
-};
-
-struct SectionInfo {
-  std::string name;
-  uint64_t offset = 0, size = 0;
 };
 
 // Code loaded from the artifact, by whichever loader (cpu_code.cpp); unloading it on destruction.
