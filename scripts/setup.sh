@@ -7,14 +7,21 @@ PKGS=(cmake ninja-build g++ python3 lld-19
       libhalide14-0-dev nlohmann-json3-dev libgtest-dev libgmock-dev
       g++-aarch64-linux-gnu libc6-arm64-cross qemu-user
       clang-19 clang-format-19 libfuzzer-19-dev libclang-rt-19-dev pkg-config
-      pybind11-dev python3-dev python3-numpy python3-pytest)
+      pybind11-dev python3-dev python3-numpy python3-pytest
+      libsodium-dev libsodium-dev:arm64)
+# libsodium-dev:arm64 (the AArch64 runtime's libsodium.a) is Debian's arm64 package: multiarch.
+SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "setup: adding the arm64 architecture (for libsodium-dev:arm64)"
+  $SUDO dpkg --add-architecture arm64
+  $SUDO apt-get update
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update
   $SUDO apt-get install -y --no-install-recommends "${missing[@]}"

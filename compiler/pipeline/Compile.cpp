@@ -13,6 +13,7 @@
 #include "Refit.h"
 #include "Selftest.h"
 #include "artifact/ArtifactWriter.h"
+#include "artifact/Signing.h"
 #include "buckets/Buckets.h"
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/Schedule.h"
@@ -369,6 +370,9 @@ void applyDefaultTargets(CompileOptions& o, bool defaultArchs) {
 
 void compileModel(const CompileOptions& given, std::ostream& out, std::ostream& log) {
   auto start = std::chrono::steady_clock::now();
+  std::optional<SecretKey> signer;
+  if (!given.signKey.empty() && given.emit == Emit::None)
+    signer = readSecretKey(given.signKey);  // before the long part
   std::optional<RefitInputs> refit;
   if (!given.refit.empty()) {
     if (given.emit != Emit::None) throw CompileError("--refit makes an artifact, not --emit text");
@@ -414,6 +418,10 @@ void compileModel(const CompileOptions& given, std::ostream& out, std::ostream& 
         << seconds(t0) << " s" << std::defaultfloat << "\n";
   }
   sections.push_back(sourceSection(o));
+  if (signer) {
+    signSections(sections, *signer);
+    log << "signed by key " << keyId(signer->publicKey) << "\n";
+  }
   writeChecked(o, sections, g, *ck, stages, log);
   log << "wrote " << o.output << " in " << std::fixed << std::setprecision(2) << seconds(start) << " s"
       << std::defaultfloat << "\n";

@@ -41,6 +41,8 @@ struct CompileOptions {
   // sections are kept byte for byte, and only the weights (and the self-test) are new.
   std::string refit;
   bool dropSelftest = false;  // with refit: no self-test section (a warning), instead of recomputing it
+  // --sign KEY: a secret key file (kime-keygen's); the artifact gets a signature section by it.
+  std::string signKey;
 };
 
 // kime-compile's defaults, for options that name no targets: x86-64-avx2 and x86-64-avx512

@@ -29,17 +29,29 @@ py::tuple bucketTuple(const Bucket& b) { return py::make_tuple(b.tokens, b.seqs,
 struct PyModel {
   std::shared_ptr<Model> model;
 
-  static PyModel open(const std::string& path, const std::string& cpuTarget) {
-    return {unwrap(Model::open(path, {cpuTarget, ""}))};
+  static ModelOptions options(const std::string& cpuTarget, const std::string& sourceName,
+                              const std::vector<std::string>& trustedKeys) {
+    ModelOptions o;
+    o.cpuTarget = cpuTarget;
+    o.sourceName = sourceName;
+    o.trustedKeys = trustedKeys;
+    return o;
   }
-  static PyModel fromBytes(const py::bytes& data, const std::string& cpuTarget) {
+
+  static PyModel open(const std::string& path, const std::string& cpuTarget,
+                      const std::vector<std::string>& trustedKeys) {
+    return {unwrap(Model::open(path, options(cpuTarget, "", trustedKeys)))};
+  }
+  static PyModel fromBytes(const py::bytes& data, const std::string& cpuTarget,
+                           const std::vector<std::string>& trustedKeys) {
     std::string_view view = data;
     // openMemory reads the buffer in place and wants it KIME_MEMORY_ALIGN aligned.
     auto buffer = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(std::aligned_alloc(64, (view.size() + 63) / 64 * 64)),
                                            std::free);
     if (!buffer) throw std::bad_alloc();
     std::memcpy(buffer.get(), view.data(), view.size());
-    auto model = unwrap(Model::openMemory(buffer.get(), view.size(), {cpuTarget, "artifact from bytes"}));
+    auto model =
+        unwrap(Model::openMemory(buffer.get(), view.size(), options(cpuTarget, "artifact from bytes", trustedKeys)));
     struct Holder {
       std::shared_ptr<uint8_t> buffer;
       std::shared_ptr<Model> model;
@@ -121,8 +133,11 @@ py::dict selftest(const PyModel& m, const std::string& device, size_t threads) {
 void defineModel(py::module_& m) {
   py::class_<PyModel>(m, "Model", "A compiled artifact, loaded (mapped, checked, its CPU code loaded).")
       .def(py::init(&PyModel::open), py::arg("path"), py::arg("cpu_target") = "",
-           "Opens the artifact at `path`; `cpu_target` forces one of its CPU code sections (e.g. x86-64-avx2).")
+           py::arg("trusted_keys") = std::vector<std::string>{},
+           "Opens the artifact at `path`; `cpu_target` forces one of its CPU code sections (e.g. x86-64-avx2); "
+           "with `trusted_keys` (the texts of .pub files) it must be signed by one of them (else BadArtifact).")
       .def_static("from_bytes", &PyModel::fromBytes, py::arg("data"), py::arg("cpu_target") = "",
+                  py::arg("trusted_keys") = std::vector<std::string>{},
                   "The artifact held in `data` (copied once, aligned, and read in place).")
       .def_property_readonly("name", [](const PyModel& p) { return p.model->name(); })
       .def_property_readonly("vocab", [](const PyModel& p) { return p.model->vocab(); })

@@ -230,6 +230,8 @@ namespace {
 std::optional<Error> checkArtifact(ModelImpl& m) {
   auto fail = [&](const std::string& msg) { return std::optional<Error>(Error::unsupported(m.path + ": " + msg)); };
   if (auto why = readContainer(m.map, m.mapSize, m.sections)) return fail(*why);
+  if (!m.trusted.empty())
+    if (auto why = checkSignature(m.map, m.sections, m.trusted)) return fail(*why);
   const SectionInfo* manifest = m.section(KIME_SECTION_MANIFEST);
   const SectionInfo* weights = m.section(KIME_SECTION_WEIGHTS_CPU);
   if (!manifest || !weights)
@@ -245,6 +247,28 @@ std::optional<Error> checkArtifact(ModelImpl& m) {
     return fail(std::string("bad manifest: ") + e.what());
   }
   return std::nullopt;
+}
+
+// The `size` bytes of `fd` in anonymous memory, read-only once read (MAP_FAILED, errno set, on
+// failure). A MAP_PRIVATE file mapping would show later writes to the file in the pages not yet
+// touched: a signature checked on it could be undone before the code is loaded.
+void* readPrivately(int fd, size_t size) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return p;
+  size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::pread(fd, static_cast<uint8_t*>(p) + got, size - got, off_t(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int why = n < 0 ? errno : EIO;  // shorter than fstat said: changed while read
+      munmap(p, size);
+      errno = why;
+      return MAP_FAILED;
+    }
+    got += size_t(n);
+  }
+  mprotect(p, size, PROT_READ);
+  return p;
 }
 
 }  // namespace
@@ -263,7 +287,8 @@ std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m) {
     ::close(fd);
     return fail("not a kime artifact (" + std::to_string(st.st_size) + " bytes is shorter than a header)");
   }
-  void* p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  void* p = m.trusted.empty() ? mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
+                              : readPrivately(fd, size_t(st.st_size));
   ::close(fd);
   if (p == MAP_FAILED) return fail(std::string("cannot map: ") + std::strerror(errno));
   m.map = static_cast<const uint8_t*>(p);

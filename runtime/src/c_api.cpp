@@ -1,9 +1,11 @@
 // The C API over the C++ runtime: handles, status codes, no exceptions across the boundary.
+#include <cstddef>
 #include <cstring>
 #include <new>
 
 #include "kime/kime.h"
 #include "kime/runtime.h"
+#include "kime/signature.h"
 
 struct kime_model {
   std::shared_ptr<kime::Model> model;
@@ -50,13 +52,25 @@ kime_status ok(kime_error* e) {
   return KIME_OK;
 }
 
-// The C options as C++ ones; false when they were not made by kime_model_options_init.
-bool modelOptions(const kime_model_options* options, kime::ModelOptions& o) {
-  if (!options) return true;
-  if (options->struct_size != sizeof *options) return false;
+// The C options as C++ ones; the problem when they were not made by kime_model_options_init (of
+// this release, or of one before trusted keys, which is shorter) or name a key that is none.
+std::optional<std::string> modelOptions(const kime_model_options* options, kime::ModelOptions& o) {
+  if (!options) return std::nullopt;
+  constexpr size_t firstSize = offsetof(kime_model_options, trusted_keys);
+  if (options->struct_size != sizeof *options && options->struct_size != firstSize)
+    return std::string("options were not made by kime_model_options_init");
   if (options->cpu_target) o.cpuTarget = options->cpu_target;
   if (options->source_name) o.sourceName = options->source_name;
-  return true;
+  if (options->struct_size == firstSize || !options->trusted_key_count) return std::nullopt;
+  if (!options->trusted_keys) return std::string("trusted_key_count is not 0 but trusted_keys is NULL");
+  for (size_t i = 0; i < options->trusted_key_count; ++i) {
+    const char* text = options->trusted_keys[i];
+    kime::PublicKey key;
+    if (!text) return "trusted key " + std::to_string(i + 1) + " is NULL";
+    if (auto why = kime::parsePublicKey(text, key)) return "trusted key " + std::to_string(i + 1) + ": " + *why;
+    o.trustedKeys.push_back(text);
+  }
+  return std::nullopt;
 }
 
 // The C executor options as C++ ones (NULL: the defaults); false when they were not made by
@@ -109,8 +123,8 @@ kime_status kime_model_open_with_options(const char* path, const kime_model_opti
   if (!path || !out_model)
     return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: path and out_model are required");
   kime::ModelOptions o;
-  if (!modelOptions(options, o))
-    return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open: options were not made by kime_model_options_init");
+  if (auto why = modelOptions(options, o))
+    return fail(error, KIME_INVALID_ARGUMENT, ("kime_model_open: " + *why).c_str());
   return opened([&] { return kime::Model::open(path, o); }, out_model, error);
 }
 
@@ -119,9 +133,8 @@ kime_status kime_model_open_memory(const void* data, size_t size, const kime_mod
   if (out_model) *out_model = nullptr;
   if (!out_model) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_open_memory: out_model is required");
   kime::ModelOptions o;
-  if (!modelOptions(options, o))
-    return fail(error, KIME_INVALID_ARGUMENT,
-                "kime_model_open_memory: options were not made by kime_model_options_init");
+  if (auto why = modelOptions(options, o))
+    return fail(error, KIME_INVALID_ARGUMENT, ("kime_model_open_memory: " + *why).c_str());
   return opened([&] { return kime::Model::openMemory(data, size, o); }, out_model, error);
 }
 

@@ -22,8 +22,24 @@ const char* takeKernelError();
 Model::Model(std::unique_ptr<ModelImpl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
+namespace {
+
+// ModelOptions::trustedKeys parsed into `m`, or the first that is no key.
+std::optional<Error> trustKeys(const ModelOptions& options, ModelImpl& m) {
+  for (size_t i = 0; i < options.trustedKeys.size(); ++i) {
+    PublicKey k;
+    if (auto why = parsePublicKey(options.trustedKeys[i], k))
+      return Error::unsupported("trusted key " + std::to_string(i + 1) + ": " + *why);
+    m.trusted.push_back(k);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Expected<std::shared_ptr<Model>> Model::open(const std::string& path, const ModelOptions& options) {
   auto impl = std::make_unique<ModelImpl>();
+  if (auto err = trustKeys(options, *impl)) return *err;
   if (auto err = loadArtifact(path, *impl)) return *err;
   if (auto err = loadCpuCode(*impl, options.cpuTarget)) return *err;
   return std::shared_ptr<Model>(new Model(std::move(impl)));
@@ -32,6 +48,7 @@ Expected<std::shared_ptr<Model>> Model::open(const std::string& path, const Mode
 Expected<std::shared_ptr<Model>> Model::openMemory(const void* data, size_t size, const ModelOptions& options) {
   auto impl = std::make_unique<ModelImpl>();
   const std::string name = options.sourceName.empty() ? "artifact in memory" : options.sourceName;
+  if (auto err = trustKeys(options, *impl)) return *err;
   if (auto err = loadArtifactMemory(data, size, name, *impl)) return *err;
   if (auto err = loadCpuCode(*impl, options.cpuTarget)) return *err;
   return std::shared_ptr<Model>(new Model(std::move(impl)));
@@ -70,6 +87,11 @@ std::string Model::inspect() const {
     s += "  " + sec.name + std::string(sec.name.size() < 24 ? 24 - sec.name.size() : 1, ' ') +
          std::to_string(sec.size) + " bytes at " + std::to_string(sec.offset) + "\n";
   s += describeSource(m);
+  const std::optional<PublicKey> signer = signerOf(m.map, m.sections);
+  s += signer ? "signed by key " + keyId(*signer) +
+                    (m.trusted.empty() ? " (not checked: no trusted keys given)\n" : " (checked: trusted)\n")
+       : m.section(KIME_SECTION_SIGNATURE) ? std::string("signature: malformed (no key can be read from it)\n")
+                                           : std::string("signature: none\n");
   s += "cpu code loaded: " + m.cpuTarget + " (" + m.loader + " loader)\nstages:\n";
   for (const StageInfo& st : m.stages) {
     s += "  " + st.name + ":\n";

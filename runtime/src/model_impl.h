@@ -12,6 +12,7 @@
 #include "kime/format.h"
 #include "kime/plan.h"
 #include "kime/runtime.h"
+#include "kime/signature.h"
 
 namespace kime {
 
@@ -103,6 +104,8 @@ struct ModelImpl {
   size_t mapSize = 0;
   bool ownsMap = false;  // mapped here (unmapped on destruction)
   std::vector<SectionInfo> sections;
+  // ModelOptions::trustedKeys: when any, the artifact must be signed by one (checkSignature).
+  std::vector<PublicKey> trusted;
 
   std::string name;
   size_t vocab = 0, types = 0;
@@ -131,8 +134,10 @@ struct ModelImpl {
   std::vector<std::string> sectionsUnder(const std::string& prefix) const;
 };
 
-// Maps `path` and checks header, sections and checksums, then reads the manifest. Returns an
-// Unsupported error naming the file and the problem.
+// Maps `path` and checks header, sections and checksums (and with m.trusted keys its signature),
+// then reads the manifest. Returns an Unsupported error naming the file and the problem. With
+// trusted keys the file is read into memory of its own rather than mapped, so that nothing
+// written to the file after the check can reach the code loaders.
 std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m);
 // The same checks on `size` bytes at `data` (KIME_MEMORY_ALIGN aligned), used in place; `name`
 // stands for the file in messages.

@@ -13,7 +13,8 @@ namespace kime::tools {
 
 struct Args {
   std::vector<std::string> positional;
-  std::map<std::string, std::string> options;  // "--x" -> value ("" for a bare flag)
+  std::map<std::string, std::string> options;                // "--x" -> value ("" for a bare flag); the last one given
+  std::map<std::string, std::vector<std::string>> repeated;  // "--x" -> every value given, in order
 
   // `withValue` lists the options that take a value; `flags` the bare ones. Anything else that
   // starts with "-" is refused, naming it.
@@ -38,10 +39,15 @@ struct Args {
         continue;
       }
       a.options[key] = value;
+      a.repeated[key].push_back(value);
     }
     return a;
   }
   bool has(const std::string& k) const { return options.count(k) > 0; }
+  std::vector<std::string> all(const std::string& k) const {
+    auto it = repeated.find(k);
+    return it == repeated.end() ? std::vector<std::string>{} : it->second;
+  }
   std::string get(const std::string& k, const std::string& def = "") const {
     auto it = options.find(k);
     return it == options.end() ? def : it->second;

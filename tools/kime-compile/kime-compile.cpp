@@ -73,6 +73,11 @@ static cl::opt<unsigned> selftest(
     cl::desc("store N batches drawn across every bucket (edge cases first) and the f64 reference's outputs in the "
              "artifact, for kime-run --selftest on the device"),
     cl::value_desc("N"), cl::init(0));
+static cl::opt<std::string> signKey(
+    cl::cat(kime::tools::toolOptions()), "sign",
+    cl::desc("sign the artifact with this secret key (kime-keygen's): a runtime given the public key then loads "
+             "it, and refuses it once changed"),
+    cl::value_desc("KEY.key"));
 static cl::opt<std::string> embed(
     cl::cat(kime::tools::toolOptions()), "embed",
     cl::desc("also write NAME.h and NAME.c beside the artifact: C sources that link it into a program "
@@ -97,7 +102,7 @@ static void checkInputs() {
       (!graphPath.empty() || !bucketsPath.empty() || !targets.empty() || !cudaArchs.empty() || !cudaMath.empty() ||
        cpuPrecision.getNumOccurrences() || noFusion || noPruneRows || selftest.getNumOccurrences() || !embed.empty()))
     throw std::runtime_error("--refit takes the graph, buckets, targets and options from " + refitPath +
-                             ": give only --weights, -o, --verify, -j and --drop-selftest");
+                             ": give only --weights, -o, --verify, -j, --sign and --drop-selftest");
 }
 
 int main(int argc, char** argv) {
@@ -120,6 +125,7 @@ int main(int argc, char** argv) {
   o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
   kime::applyDefaultTargets(o, cudaArchs.empty());
   if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
+  o.signKey = signKey;
   if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
   o.verify = verify;
   o.pruneRows = !noPruneRows;

@@ -124,7 +124,9 @@ Result runGraph(uint64_t seed, const Options& o) {
     r.refused = e.what();
   }
   for (const std::string& target : r.refused.empty() ? co.targets : std::vector<std::string>{}) {
-    auto model = Model::open(co.output, {target, ""});
+    ModelOptions mo;
+    mo.cpuTarget = target;
+    auto model = Model::open(co.output, mo);
     if (!model) {
       r.refused = model.error().text();
       break;

@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "RunBatches.h"
 #include "common/AllocCounter.h"
 #include "common/Args.h"
 #include "kime/runtime.h"
+#include "kime/signature.h"
 #include "kime/tooling/BatchFile.h"
 #include "kime/tooling/BatchGen.h"
 
@@ -27,7 +31,9 @@ const char* kUsage =
     "                                   run them; then per bucket the batches and their fill, and the sizes no\n"
     "                                   bucket held (--json: each batch's size as a JSON line for kime-buckets,\n"
     "                                   the table on stderr)\n"
-    "       (with any of them: --cpu-target NAME   that CPU code of the artifact, e.g. x86-64-avx2, not the best)\n"
+    "       (with any of them: --cpu-target NAME   that CPU code of the artifact, e.g. x86-64-avx2, not the best;\n"
+    "                          --trust KEY.pub     load it only if signed by this key (repeat for more keys;\n"
+    "                                              default: the files in $KIME_TRUSTED_KEYS, colon-separated))\n"
     "       kime-run MODEL.kime --inspect                             stages, buckets, kernels, sections\n"
     "       kime-run MODEL.kime --bench [--stage S] [--threads N] [--device cpu|cuda] [--runs N] [--profile]\n"
     "                                   per bucket: p50/p99 latency, tokens/s, GFLOP/s, warm allocations;\n"
@@ -37,9 +43,35 @@ const char* kUsage =
     "                                   per bucket the largest difference from the reference; exit 1 on a failure\n"
     "       kime-run --reference GRAPH.json MODEL.safetensors BATCH.json   f64 reference outputs\n";
 
+// The public keys to trust: --trust's files, or else those of $KIME_TRUSTED_KEYS.
+std::vector<std::string> trustedKeys(const Args& args) {
+  std::vector<std::string> files = args.all("--trust");
+  const char* env = std::getenv("KIME_TRUSTED_KEYS");
+  if (files.empty() && env && *env) {
+    std::string list = env;
+    for (size_t at = 0; at <= list.size();) {
+      const size_t end = std::min(list.find(':', at), list.size());
+      if (end > at) files.push_back(list.substr(at, end - at));
+      at = end + 1;
+    }
+  }
+  std::vector<std::string> keys;
+  for (const std::string& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) throw std::runtime_error("trusted key " + f + ": cannot read it");
+    kime::PublicKey key;
+    if (auto why = kime::parsePublicKey(text.str(), key)) throw std::runtime_error("trusted key " + f + ": " + *why);
+    keys.push_back(text.str());
+  }
+  return keys;
+}
+
 std::shared_ptr<kime::Model> openModel(const std::string& path, const Args& args) {
   kime::ModelOptions o;
   o.cpuTarget = args.get("--cpu-target", "");
+  o.trustedKeys = trustedKeys(args);
   auto m = kime::Model::open(path, o);
   if (!m) throw std::runtime_error(m.error().text());
   return *m;
@@ -130,7 +162,8 @@ int bench(const Args& args) {
 
 int main(int argc, char** argv) {
   try {
-    Args args = Args::parse(argc, argv, {"--stage", "--threads", "--runs", "--device", "--cuda-math", "--cpu-target"},
+    Args args = Args::parse(argc, argv,
+                            {"--stage", "--threads", "--runs", "--device", "--cuda-math", "--cpu-target", "--trust"},
                             {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help",
                              "--stats", "--json", "--selftest"});
     if (args.has("--help")) {

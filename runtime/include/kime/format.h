@@ -16,6 +16,7 @@
  *   "code.cpu.<target>"     an ELF shared object of the kernels for one CPU target, with one
  *                           Halide runtime inside: x86-64-avx2, x86-64-avx512, arm-64,
  *                           x86-64-avx512bf16
+ *   "signature"             optional: an Ed25519 signature over all the rest (below)
  *
  * A reader refuses a wrong magic, a newer version, a section outside the file, or a checksum that
  * does not match (kime_checksum over the payload).
@@ -70,6 +71,34 @@ static inline uint64_t kime_checksum(const void* data, uint64_t size) {
   for (; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
 }
+
+/* The signature section (KIME_SECTION_SIGNATURE): a kime_signature_header, then one
+ * kime_signed_section per other section of the artifact, in section-table order, each with the
+ * BLAKE2b-256 hash of its payload. The signature is Ed25519 (RFC 8032) over the signed message:
+ *   KIME_SIGNATURE_DOMAIN (with its NUL)
+ *   the file header (64 bytes, as in the file)
+ *   the section table, with every checksum zeroed (each is a function of its payload, which the
+ *   hashes cover; the signature section's depends on the signature)
+ *   the signature section's payload, with its `signature` zeroed
+ * Every byte of the file is in that message or hashed by it (the container check makes all padding
+ * zero), so a signed artifact changed anywhere no longer verifies. kime_checksum is no part of it:
+ * it is not collision resistant. */
+#define KIME_SIGNATURE_MAGIC "KIMESIG1"
+#define KIME_SIGNATURE_DOMAIN "kime artifact signature 1"
+#define KIME_SIGNATURE_ED25519 1u /* the only algorithm: Ed25519, BLAKE2b-256 section hashes */
+
+typedef struct kime_signature_header {
+  char magic[KIME_MAGIC_SIZE]; /* KIME_SIGNATURE_MAGIC, not NUL terminated */
+  uint32_t algorithm;          /* KIME_SIGNATURE_ED25519 */
+  uint32_t section_count;      /* the kime_signed_section entries that follow */
+  uint8_t public_key[32];      /* the signer's Ed25519 public key */
+  uint8_t signature[64];
+} kime_signature_header;
+
+typedef struct kime_signed_section {
+  char name[KIME_SECTION_NAME_SIZE]; /* as in the section table */
+  uint8_t hash[32];                  /* BLAKE2b-256 of the payload */
+} kime_signed_section;
 
 /* The kernel ABI: Halide's buffer, spelled out. */
 typedef struct kime_kernel_dimension {

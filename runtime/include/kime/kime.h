@@ -93,6 +93,13 @@ typedef struct kime_model_options {
   const char* cpu_target;
   /* kime_model_open_memory: what messages call the buffer; NULL: "artifact in memory". */
   const char* source_name;
+  /* Signing keys to trust: `trusted_key_count` public keys, each the text of a .pub file that
+   * kime-keygen wrote. When there are any, the artifact must be signed by one of them and unchanged
+   * since, or it is KIME_UNSUPPORTED (the message says which: unsigned, another key, what changed)
+   * before any of its code is loaded; a text that is no key is KIME_INVALID_ARGUMENT. 0: not
+   * checked. (Added after the first release: options of the older, shorter size are still taken.) */
+  const char* const* trusted_keys;
+  size_t trusted_key_count;
 } kime_model_options;
 
 /* kime_model_open_memory's buffer must start at a multiple of this many bytes. */

@@ -38,6 +38,10 @@ extern "C" {
 /* Optional (kime-compile --selftest N): batches and the f64 reference's outputs, JSON; read only
  * by kime_model_selftest. */
 #define KIME_SECTION_SELFTEST "selftest"
+/* Optional (kime-compile --sign KEY, kime-sign): who built the artifact, as an Ed25519 signature
+ * over everything else in it (format.h's kime_signature_header); checked when the runtime is
+ * given trusted keys, before any code is loaded. */
+#define KIME_SECTION_SIGNATURE "signature"
 
 /* The CPU targets kime emits code for, each a section of its own (KIME_SECTION_CPU_CODE + name). */
 typedef enum kime_cpu_target {

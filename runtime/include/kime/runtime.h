@@ -63,6 +63,11 @@ struct ModelOptions {
   std::string cpuTarget;
   // openMemory: what messages call the buffer ("artifact in memory" when empty).
   std::string sourceName;
+  // Public keys (each a .pub file's text, as kime-keygen writes it). When any are given, the
+  // artifact must be signed by one of them and unchanged since (kime/signature.h), or it is
+  // refused (Unsupported, saying which: unsigned, another key, which part changed) before any of
+  // its code is loaded. None: signatures are not checked.
+  std::vector<std::string> trustedKeys;
 };
 
 // A loaded artifact. Errors while loading are Unsupported (a file that is not a usable kime
