@@ -57,14 +57,27 @@ namespace {
 #ifndef KIME_STATIC_RUNTIME
 // The system's loader: the kernels become a file in memory (memfd) that dlopen maps. Debuggers
 // and profilers see their symbols.
+// glibc's dlopen hands out an object already loaded under the same name without reading the file:
+// the memfd, whose number makes the name, stays open while its object is loaded, so that no other
+// model's kernels get that name meanwhile. An object that outlives dlclose (a loader may keep one)
+// keeps its memfd for the process's life.
 class DlopenedCode : public LoadedCode {
  public:
-  explicit DlopenedCode(void* handle) : handle_(handle) {}
-  ~DlopenedCode() override { dlclose(handle_); }
+  DlopenedCode(void* handle, int fd, std::string path) : handle_(handle), fd_(fd), path_(std::move(path)) {}
+  ~DlopenedCode() override {
+    dlclose(handle_);
+    if (void* still = dlopen(path_.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+      dlclose(still);
+      return;
+    }
+    close(fd_);
+  }
   void* symbol(const std::string& name) const override { return dlsym(handle_, name.c_str()); }
 
  private:
   void* handle_;
+  int fd_;
+  std::string path_;
 };
 #endif
 
@@ -93,9 +106,11 @@ std::variant<std::unique_ptr<LoadedCode>, std::string> loadWithDlopen(const uint
   }
   std::string procPath = "/proc/self/fd/" + std::to_string(fd);
   void* handle = dlopen(procPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
-  if (!handle) return std::string(dlerror());
-  return std::unique_ptr<LoadedCode>(new DlopenedCode(handle));
+  if (!handle) {
+    close(fd);
+    return std::string(dlerror());
+  }
+  return std::unique_ptr<LoadedCode>(new DlopenedCode(handle, fd, procPath));
 }
 #endif
 

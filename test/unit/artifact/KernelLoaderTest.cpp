@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "TestArtifact.h"
+#include "kime/format.h"
 #include "kime/tooling/BatchGen.h"
 
 namespace kime {
@@ -19,6 +20,36 @@ Expected<std::shared_ptr<Model>> openWith(const char* loader) {
   auto m = Model::open(artifact);
   unsetenv("KIME_KERNEL_LOADER");
   return m;
+}
+
+// glibc's dlopen matches a name already loaded before it reads the file: a model opened (and
+// closed) while another is loaded must still get its own code, not the other's under a reused name.
+TEST(KernelLoader, EachModelGetsItsOwnCodeWhileAnotherIsLoaded) {
+  std::string bytes = test::readBytes(test::testArtifact());
+  kime_file_header h;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    char* at = bytes.data() + h.section_table_offset + i * sizeof(kime_section_entry);
+    kime_section_entry e;
+    std::memcpy(&e, at, sizeof e);
+    if (std::strncmp(e.name, KIME_SECTION_CPU_CODE, std::strlen(KIME_SECTION_CPU_CODE)) != 0) continue;
+    std::memset(bytes.data() + e.offset, 0, 64);  // no ELF header: no loader may take it
+    e.checksum = kime_checksum(bytes.data() + e.offset, e.size);
+    std::memcpy(at, &e, sizeof e);
+  }
+  void* buffer = std::aligned_alloc(4096, (bytes.size() + 4095) / 4096 * 4096);
+  std::memcpy(buffer, bytes.data(), bytes.size());
+  for (int round = 0; round < 3; ++round) {
+    auto first = openWith("dlopen");  // loaded, and others opened and closed meanwhile
+    ASSERT_TRUE(first) << first.error().text();
+    auto again = openWith("dlopen");
+    ASSERT_TRUE(again) << again.error().text();
+    again = Expected<std::shared_ptr<Model>>(Error::unsupported("closed"));
+    auto broken = Model::openMemory(buffer, bytes.size());
+    ASSERT_FALSE(broken) << "round " << round << ": code that is no ELF object was taken for another model's";
+    EXPECT_NE(broken.error().text().find("invalid ELF header"), std::string::npos) << broken.error().text();
+  }
+  std::free(buffer);
 }
 
 TEST(KernelLoader, KimesLoaderAndDlopenGiveTheSameOutputs) {

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace kime::test {
@@ -16,6 +18,17 @@ const std::string& testArtifact() {
     return std::string(p);
   }();
   return path;
+}
+
+std::string besideTestArtifact(const std::string& name) {
+  const std::string& a = testArtifact();
+  return a.substr(0, a.find_last_of('/') + 1) + name;
+}
+
+std::string readBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read (ctest's make-test-artifact writes it)");
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 std::shared_ptr<Model> testModel() {

@@ -13,6 +13,11 @@ namespace kime::test {
 
 // The artifact's path; throws (failing the test, naming the variable) where none is set.
 const std::string& testArtifact();
+// Beside it (make-test-artifact): the same artifact signed by trusted.key ("small-signed.kime"),
+// and the key files trusted.pub and other.pub; the path of `name` there.
+std::string besideTestArtifact(const std::string& name);
+// A file's bytes.
+std::string readBytes(const std::string& path);
 // It opened once (the default loader and CPU target), shared by the tests.
 std::shared_ptr<Model> testModel();
 // `b` run on a fresh executor of `model`'s "serve" stage (2 threads); throws on an error.
