@@ -1,11 +1,13 @@
 # kime_add_model(NAME GRAPH graph.json WEIGHTS model.safetensors BUCKETS buckets.json
-#                [TARGETS cpu-target...] [CUDA_ARCH sm_NN... | none] [VERIFY]
+#                [TARGETS cpu-target...] [CUDA_ARCH sm_NN... | none] [VERIFY] [SIGN KEY.key]
 #                [EMBED [RUNTIME kime::runtime | kime::runtime_static]])
 #
 # Compiles a model with kime-compile in the build: the artifact NAME.kime in
 # ${CMAKE_CURRENT_BINARY_DIR}/kime/NAME/, made again only when the Graph, the weights, the bucket
 # file or kime-compile change (the same inputs give the same bytes). VERIFY adds --verify (every
-# bucket checked against the reference evaluator; the artifact must run on this machine).
+# bucket checked against the reference evaluator; the artifact must run on this machine). SIGN
+# signs it with that secret key (kime-keygen's; --sign): a runtime given the public key
+# (kime_model_options.trusted_keys) then loads it, and nothing changed since.
 #   - Without EMBED, NAME is a target building the artifact (with ALL).
 #   - With EMBED, NAME is a static library holding the artifact as page-aligned read-only data,
 #     with the generated header NAME.h on its include path: kime_model_open_NAME() and constants
@@ -46,7 +48,7 @@ function(_kime_default_targets out_var)
 endfunction()
 
 function(kime_add_model name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "VERIFY;EMBED" "GRAPH;WEIGHTS;BUCKETS;RUNTIME" "TARGETS;CUDA_ARCH")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "VERIFY;EMBED" "GRAPH;WEIGHTS;BUCKETS;RUNTIME;SIGN" "TARGETS;CUDA_ARCH")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "kime_add_model(${name}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -78,6 +80,12 @@ function(kime_add_model name)
   if(arg_VERIFY)
     list(APPEND command --verify)
   endif()
+  set(depends "${GRAPH}" "${WEIGHTS}" "${BUCKETS}" "${compile}")
+  if(arg_SIGN)
+    get_filename_component(key "${arg_SIGN}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND command --sign "${key}")
+    list(APPEND depends "${key}")
+  endif()
   set(outputs "${artifact}")
   if(arg_EMBED)
     list(APPEND command --embed ${name})
@@ -86,7 +94,7 @@ function(kime_add_model name)
   add_custom_command(OUTPUT ${outputs}
     COMMAND ${CMAKE_COMMAND} -E make_directory "${dir}"
     COMMAND ${command}
-    DEPENDS "${GRAPH}" "${WEIGHTS}" "${BUCKETS}" "${compile}"
+    DEPENDS ${depends}
     COMMENT "kime: compiling model ${name} (${targets})"
     VERBATIM)
 

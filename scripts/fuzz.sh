@@ -33,6 +33,13 @@ cp test/data/golden/tiny-rms-gelu-learned/batch_*.json test/lit/Tools/Inputs/*ba
 # The artifact target's first byte says whether to fix the checksums up (odd) or not.
 { printf '\001'; cat build-fuzz/model.kime; } > "$seeds/artifact/tiny-fixed"
 { printf '\000'; cat build-fuzz/model.kime; } > "$seeds/artifact/tiny"
+# Bit 1: opened with a trusted key; the seeds signed by its secret half (a key made anew each run).
+rm -f build-fuzz/fuzz.key build-fuzz/fuzz.pub
+"$bin/kime-keygen" -o build-fuzz/fuzz > /dev/null
+"$bin/kime-sign" build-fuzz/model.kime --key build-fuzz/fuzz.key -o build-fuzz/model-signed.kime 2> /dev/null
+{ printf '\003'; cat build-fuzz/model-signed.kime; } > "$seeds/artifact/tiny-signed-fixed"
+{ printf '\002'; cat build-fuzz/model-signed.kime; } > "$seeds/artifact/tiny-signed"
+export KIME_FUZZ_TRUSTED_KEY=$PWD/build-fuzz/fuzz.pub
 # The batch target runs batches on the example model's artifact.
 "$bin/kime-graph" examples/small/config.json --name small -o build-fuzz/small.json --random-weights build-fuzz/small.safetensors --seed 1
 "$bin/kime-compile" build-fuzz/small.json --weights build-fuzz/small.safetensors --buckets examples/small/buckets.json \

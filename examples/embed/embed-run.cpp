@@ -1,6 +1,9 @@
-// embed-run BATCH.json [--stage S]: runs a batch file (kime-run's format) on the model linked into this
-// program and prints the outputs as kime-run does. No .kime file is read at run time.
+// embed-run BATCH.json [--stage S] [--trust KEY.pub]: runs a batch file (kime-run's format) on the
+// model linked into this program and prints the outputs as kime-run does. No .kime file is read at
+// run time. --trust: only if the linked-in artifact is signed by that key.
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,23 +28,48 @@ int fail(const std::string& what) {
   return 1;
 }
 
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw std::runtime_error(path + ": cannot read");
+  return text.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool staged = argc == 4 && std::string(argv[2]) == "--stage";
-  if (argc != 2 && !staged) return fail("usage: embed-run BATCH.json [--stage S]");
+  std::string batchFile, stage, trustFile;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--stage" || a == "--trust") && i + 1 < argc)
+      (a == "--stage" ? stage : trustFile) = argv[++i];
+    else if (batchFile.empty() && a[0] != '-')
+      batchFile = a;
+    else
+      return fail("usage: embed-run BATCH.json [--stage S] [--trust KEY.pub]");
+  }
+  if (batchFile.empty()) return fail("usage: embed-run BATCH.json [--stage S] [--trust KEY.pub]");
   kime::tooling::OwnedBatch b;
+  std::string trustedKey;
   try {
-    b = kime::tooling::readBatchFile(argv[1]);
+    b = kime::tooling::readBatchFile(batchFile);
+    if (!trustFile.empty()) trustedKey = readFile(trustFile);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
   Handles h;
   kime_error err;
-  if (kime_model_open_example_model(nullptr, &h.model, &err) != KIME_OK) return fail(err.message);
+  // --trust: the linked-in artifact must be signed by that key (kime_add_model's SIGN).
+  kime_model_options mo;
+  kime_model_options_init(&mo);
+  const char* keys[] = {trustedKey.c_str()};
+  mo.trusted_keys = keys;
+  mo.trusted_key_count = trustFile.empty() ? 0 : 1;
+  if (kime_model_open_example_model(&mo, &h.model, &err) != KIME_OK) return fail(err.message);
   kime_executor_options o;
   kime_executor_options_init(&o);
-  o.stage = staged ? argv[3] : nullptr;  // NULL: "serve", as kime-run
+  o.stage = stage.empty() ? nullptr : stage.c_str();  // NULL: "serve", as kime-run
   if (kime_executor_create(h.model, &o, &h.exec, &err) != KIME_OK) return fail(err.message);
 
   const kime_batch batch = {b.ids.data(),     b.ids.size(), b.cu.data(),  b.cu.size(),    b.markers.data(),
@@ -53,7 +81,7 @@ int main(int argc, char** argv) {
   float* act = out.act.empty() ? nullptr : out.act[0].data();
   if (kime_executor_run(h.exec, &batch, out.logits.data(), out.logits.size(), act, 2 * out.act.size(), &used, &err) !=
       KIME_OK)
-    return fail(std::string(argv[1]) + ": " + err.message);
+    return fail(batchFile + ": " + err.message);
   std::printf("%s\n", kime::tooling::runJson({used.tokens, used.seqs, used.markers}, out).c_str());
   return 0;
 }

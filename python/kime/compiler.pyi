@@ -18,6 +18,7 @@ def compile(
     verify: bool = False,
     jobs: int = 1,
     fusion: bool = True,
+    sign_key: str = "",
 ) -> Union[str, bytes]: ...
 def reference(
     graph: str, weights: str, ids: Indices, cu: Indices, markers: Indices, mcu: Indices, qtype: Types

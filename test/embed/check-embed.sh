@@ -4,7 +4,8 @@
 # kime_add_model(... EMBED): the model compiled during that build and linked into embed-run), runs
 # a batch in every bucket of every stage with no .kime file beside the program and checks the
 # outputs against the reference within 1e-4. Then: a second build does nothing; touching the
-# weights compiles the model again, to the same bytes.
+# weights compiles the model again, to the same bytes; a build that signs the model (SIGN) runs
+# with its key trusted and is refused with another, as the unsigned one is.
 # Usage: check-embed.sh SOURCE_DIR BUILD_DIR WORK_DIR
 set -euo pipefail
 src=$1 build=$2 work=$3
@@ -13,7 +14,7 @@ prefix=$work/prefix ex=$work/example
 
 echo "== cmake --install into $prefix"
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
-for f in bin/kime-compile bin/kime-run include/kime/kime.h lib/libkime.a lib/cmake/kime/kimeConfig.cmake \
+for f in bin/kime-compile bin/kime-run bin/kime-sign bin/kime-keygen include/kime/kime.h lib/libkime.a lib/cmake/kime/kimeConfig.cmake \
          lib/cmake/kime/KimeAddModel.cmake lib/pkgconfig/kime.pc; do
   [ -e "$prefix/$f" ] || { echo "FAIL: the install has no $f"; exit 1; }
 done
@@ -52,4 +53,19 @@ cmake --build "$ex" > "$work/build-3.log"
 grep -q "kime: compiling model example_model" "$work/build-3.log" || { echo "FAIL: touching the weights did not recompile"; cat "$work/build-3.log"; exit 1; }
 grep -q "Linking CXX executable embed-run" "$work/build-3.log" || { echo "FAIL: embed-run was not relinked"; exit 1; }
 cmp "$artifact" "$work/first.kime" || { echo "FAIL: the recompiled artifact differs"; exit 1; }
+echo "== signed (kime_add_model SIGN): embed-run --trust loads it only with its key"
+kime-keygen -o "$work/build" > /dev/null && kime-keygen -o "$work/other" > /dev/null
+cmake -G Ninja -S "$src/examples/embed" -B "$work/signed" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DKIME_EXAMPLE_SIGN_KEY="$work/build.key" > "$work/signed-configure.log"
+cmake --build "$work/signed" > "$work/signed-build.log"
+"$work/signed/embed-run" "$src/examples/small/batch.json" --trust "$work/build.pub" > "$work/signed.json"
+cmp "$work/signed.json" "$work/kime-run.json" || { echo "FAIL: the signed model's outputs differ"; exit 1; }
+if msg=$("$work/signed/embed-run" "$src/examples/small/batch.json" --trust "$work/other.pub" 2>&1); then
+  echo "FAIL: a model signed by another key was loaded"; exit 1
+fi
+echo "$msg" | grep -q "which is not trusted" || { echo "FAIL: $msg"; exit 1; }
+if msg=$("$ex/embed-run" "$src/examples/small/batch.json" --trust "$work/build.pub" 2>&1); then
+  echo "FAIL: an unsigned model was loaded with a trusted key"; exit 1
+fi
+echo "$msg" | grep -q "is not signed" || { echo "FAIL: $msg"; exit 1; }
 echo "embed: all checks passed"

@@ -2,18 +2,24 @@
 // behind the checksums: the manifest (plans whose steps name weights, arena offsets and kernels)
 // and the ELF object of each CPU code section, parsed, mapped and relocated by kime's loader but
 // never run (ElfImage::check). An input whose first byte is odd gets its sections' checksums
-// fixed up after the mutation, so that the fuzzer reaches past them. The self-test section is
+// fixed up after the mutation, so that the fuzzer reaches past them. An input whose first byte has
+// bit 1 set is opened with a trusted key (KIME_FUZZ_TRUSTED_KEY, a .pub file: scripts/fuzz.sh signs
+// seeds with its secret half), so that the signature check is fuzzed too. The self-test section is
 // parsed (its batches, outputs and tolerances), not run.
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "elf_image.h"
 #include "kime/format.h"
+#include "kime/signature.h"
 #include "model_impl.h"
 
 namespace {
@@ -34,6 +40,17 @@ void fixChecksums(std::vector<uint8_t>& b) {
   }
 }
 
+// The key of KIME_FUZZ_TRUSTED_KEY, or none.
+std::vector<kime::PublicKey> trustedKey() {
+  const char* path = std::getenv("KIME_FUZZ_TRUSTED_KEY");
+  std::ifstream in(path ? path : "");
+  std::ostringstream text;
+  text << in.rdbuf();
+  kime::PublicKey key;
+  if (!path || !in || kime::parsePublicKey(text.str(), key)) return {};
+  return {key};
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -43,7 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> bytes(data + 1, data + size);
   if (data[0] & 1) fixChecksums(bytes);
   if (ftruncate(fd, 0) != 0 || pwrite(fd, bytes.data(), bytes.size(), 0) != ssize_t(bytes.size())) return 0;
+  static const std::vector<kime::PublicKey> trusted = trustedKey();
   kime::ModelImpl m;
+  if (data[0] & 2) m.trusted = trusted;
   if (kime::loadArtifact(path, m)) return 0;  // refused, with a message
   (void)kime::checkSelftestSection(m);        // the optional self-test section, parsed, not run
   for (const std::string& target : m.sectionsUnder(KIME_SECTION_CPU_CODE)) {

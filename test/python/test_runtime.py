@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import kime
+from conftest import BUCKETS
 
 
 def arrays(batch):
@@ -91,6 +92,29 @@ def test_a_damaged_artifact_raises_bad_artifact(golden, tmp_path):
         kime.Model(str(damaged))
     with pytest.raises(kime.BadArtifact, match="no stage"):
         kime.Model(str(golden["artifact"])).executor(stage="nonexistent")
+
+
+def test_trusted_keys_load_only_what_they_signed(golden, kime_bin, tmp_path):
+    import kime.compiler
+
+    for name in ("build", "other"):
+        subprocess.run([kime_bin / "kime-keygen", "-o", tmp_path / name], check=True, capture_output=True)
+    trusted, other = (tmp_path / "build.pub").read_text(), (tmp_path / "other.pub").read_text()
+    data = kime.compiler.compile(str(golden["graph"]), str(golden["weights"]), str(BUCKETS), targets=["x86-64-avx2"],
+                                 cuda_archs=[], sign_key=str(tmp_path / "build.key"))
+    signed = tmp_path / "signed.kime"
+    signed.write_bytes(data)
+    _, batch = golden["batches"][0]
+    want = kime.Model(str(golden["artifact"])).executor().run(*arrays(batch))
+    for m in (kime.Model(str(signed), trusted_keys=[other, trusted]), kime.Model.from_bytes(data, trusted_keys=[trusted])):
+        got = m.executor().run(*arrays(batch))
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    with pytest.raises(kime.BadArtifact, match="which is not trusted"):
+        kime.Model(str(signed), trusted_keys=[other])
+    with pytest.raises(kime.BadArtifact, match="is not signed"):
+        kime.Model(str(golden["artifact"]), trusted_keys=[trusted])
+    with pytest.raises(kime.BadArtifact, match="not a kime public key"):
+        kime.Model.from_bytes(data, trusted_keys=["not a key"])
 
 
 def test_no_cuda_driver_raises_device_error(golden, monkeypatch):
