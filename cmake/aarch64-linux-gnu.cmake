@@ -12,4 +12,6 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 # Header-only nlohmann/json comes from the host's Debian package.
 set(nlohmann_json_DIR /usr/share/cmake/nlohmann_json)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;/usr/aarch64-linux-gnu)
+# LD_LIBRARY_PATH: the cross toolchain's libc before Debian's libc6:arm64 (if installed), which
+# the host's ld.so.cache would otherwise pair with the cross ld.so (they must be one build).
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;/usr/aarch64-linux-gnu;-E;LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)

@@ -4,12 +4,16 @@
 # under qemu-aarch64: every bucket of the example model and every golden case, each checked
 # against the reference evaluator within 1e-4; the example model again with a fully static
 # kime-run; and a program with the model linked in (examples/embed, cross-built against the
-# AArch64 runtime's install, statically linked) with no file beside it. Prints the size report.
+# AArch64 runtime's install, statically linked) with no file beside it; signed artifacts, file and
+# linked-in, loaded with their key trusted and refused otherwise. Prints the size report.
 # Usage: check-aarch64.sh SOURCE_DIR HOST_BIN_DIR WORK_DIR
 set -euo pipefail
 src=$1 bin=$2 work=$3
 export PATH="$bin:$PATH"
-qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# The cross toolchain's own libraries, first: with Debian's libc6:arm64 installed too (libsodium-dev:arm64
+# brings it), the host's ld.so.cache hands the cross ld.so that other build's libc.so.6, and a
+# mismatched pair hangs in the first pthread_create.
+qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)
 mkdir -p "$work"
 
 echo "== cross-building the AArch64 runtime and kime-run"
@@ -57,6 +61,25 @@ echo "== the artifact's self-test on the static AArch64 runtime (one batch at th
 grep -q "selftest on cpu arm-64" "$work/selftest.txt"
 grep -q "selftest: passed (3 buckets)" "$work/selftest.txt"
 
+echo "== signed: loaded with its key trusted (dynamic and static kime-run), refused unsigned, by another key, changed"
+rm -f "$work"/build.key "$work"/build.pub "$work"/other.key "$work"/other.pub
+kime-keygen -o "$work/build" > /dev/null && kime-keygen -o "$work/other" > /dev/null
+kime-sign "$work/small.kime" --key "$work/build.key" -o "$work/signed.kime" 2> /dev/null
+"${run[@]}" "$work/signed.kime" --trust "$work/build.pub" --inspect | grep -q "(checked: trusted)"
+"${run_static[@]}" "$work/signed.kime" --trust "$work/build.pub" --selftest --threads 2 | grep -q "selftest: passed"
+cp "$work/signed.kime" "$work/changed.kime" && python3 "$src/test/lit/tamper.py" "$work/changed.kime" code.cpu.arm-64 > /dev/null
+for refusal in "small.kime build is not signed" "signed.kime other which is not trusted" \
+               "changed.kime build section \"code.cpu.arm-64\" differs from what key"; do
+  read -r file key says <<< "$refusal"
+  for runner in dynamic static; do
+    if [ $runner = dynamic ]; then runner_cmd=("${run[@]}"); else runner_cmd=("${run_static[@]}"); fi
+    if msg=$("${runner_cmd[@]}" "$work/$file" --trust "$work/$key.pub" --inspect 2>&1); then
+      echo "FAIL: $file accepted by the $runner kime-run"; exit 1
+    fi
+    echo "$msg" | grep -qF "$says" || { echo "FAIL ($runner): $msg"; exit 1; }
+  done
+done
+
 echo "== random Graphs (generic kernels: gathers, eltwise, RoPE by ids, computed tables) on arm-64"
 for seed in 4 1003; do
   kime-graph-fuzz --seed $seed --write "$work/random-$seed"
@@ -83,10 +106,18 @@ cmake --install "$work/build" --prefix "$work/prefix" > "$work/install.log"
 cmake -G Ninja -S "$src/examples/embed" -B "$work/embed" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release -Dkime_DIR="$work/prefix/lib/cmake/kime" -DKIME_COMPILE_EXECUTABLE="$bin/kime-compile" \
   -DKIME_EXAMPLE_GRAPH="$work/small.json" -DKIME_EXAMPLE_WEIGHTS="$work/small.safetensors" -DKIME_EXAMPLE_STATIC=ON \
+  -DKIME_EXAMPLE_SIGN_KEY="$work/build.key" \
   > "$work/embed-configure.log"
 cmake --build "$work/embed" > "$work/embed-build.log"
 file "$work/embed/embed-run" | grep -q "ARM aarch64.*statically linked" || { echo "FAIL: embed-run is not a static AArch64 executable"; exit 1; }
 rm -rf "$work/embed-alone" && mkdir "$work/embed-alone" && cp "$work/embed/embed-run" "$work/embed-alone/"
 python3 "$src/test/aarch64/run_buckets.py" "$ex/buckets.json" - "$work/small.json" "$work/small.safetensors" \
   "$work/batches-embed" -- qemu-aarch64 "$work/embed-alone/embed-run"
+echo "== the linked-in model is signed: embed-run --trust takes its key and refuses another"
+qemu-aarch64 "$work/embed-alone/embed-run" "$ex/batch.json" --trust "$work/build.pub" > "$work/embed-trusted.json"
+"${run[@]}" "$work/signed.kime" "$ex/batch.json" | cmp - "$work/embed-trusted.json"
+if msg=$(qemu-aarch64 "$work/embed-alone/embed-run" "$ex/batch.json" --trust "$work/other.pub" 2>&1); then
+  echo "FAIL: a model signed by another key was loaded"; exit 1
+fi
+echo "$msg" | grep -q "which is not trusted" || { echo "FAIL: $msg"; exit 1; }
 echo "aarch64: all checks passed"
