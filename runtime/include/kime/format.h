@@ -19,7 +19,8 @@
  *   "signature"             optional: an Ed25519 signature over all the rest (below)
  *
  * A reader refuses a wrong magic, a newer version, a section outside the file, or a checksum that
- * does not match (kime_checksum over the payload).
+ * does not match (kime_checksum over the payload); given trusted keys, also an artifact whose
+ * signature section is missing, by another key, or does not match (docs/signing.md).
  *
  * Kernels are called through their `<name>_argv(void** args)` entry: one pointer per argument, in
  * plan order, each to a kime_kernel_buffer. kime_kernel_buffer mirrors Halide's halide_buffer_t
