@@ -26,17 +26,9 @@ Expected<std::shared_ptr<Model>> openWith(const char* loader) {
 // closed) while another is loaded must still get its own code, not the other's under a reused name.
 TEST(KernelLoader, EachModelGetsItsOwnCodeWhileAnotherIsLoaded) {
   std::string bytes = test::readBytes(test::testArtifact());
-  kime_file_header h;
-  std::memcpy(&h, bytes.data(), sizeof h);
-  for (uint32_t i = 0; i < h.section_count; ++i) {
-    char* at = bytes.data() + h.section_table_offset + i * sizeof(kime_section_entry);
-    kime_section_entry e;
-    std::memcpy(&e, at, sizeof e);
-    if (std::strncmp(e.name, KIME_SECTION_CPU_CODE, std::strlen(KIME_SECTION_CPU_CODE)) != 0) continue;
-    std::memset(bytes.data() + e.offset, 0, 64);  // no ELF header: no loader may take it
-    e.checksum = kime_checksum(bytes.data() + e.offset, e.size);
-    std::memcpy(at, &e, sizeof e);
-  }
+  // No ELF header: no loader may take it.
+  ASSERT_GT(test::rewriteSections(bytes, KIME_SECTION_CPU_CODE, [](char* code, uint64_t) { std::memset(code, 0, 64); }),
+            0);
   void* buffer = std::aligned_alloc(4096, (bytes.size() + 4095) / 4096 * 4096);
   std::memcpy(buffer, bytes.data(), bytes.size());
   for (int round = 0; round < 3; ++round) {

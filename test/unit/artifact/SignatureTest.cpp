@@ -23,19 +23,9 @@ std::string key(const char* file) { return test::readBytes(test::besideTestArtif
 
 // `bytes` with byte `at` of section `name` (-1: its middle) changed and its checksum fixed up.
 std::string tampered(std::string bytes, const std::string& name, int64_t at = -1) {
-  kime_file_header h;
-  std::memcpy(&h, bytes.data(), sizeof h);
-  for (uint32_t i = 0; i < h.section_count; ++i) {
-    char* entryAt = bytes.data() + h.section_table_offset + i * sizeof(kime_section_entry);
-    kime_section_entry e;
-    std::memcpy(&e, entryAt, sizeof e);
-    if (name != e.name) continue;
-    bytes[e.offset + (at < 0 ? e.size / 2 : uint64_t(at))] += 1;
-    e.checksum = kime_checksum(bytes.data() + e.offset, e.size);
-    std::memcpy(entryAt, &e, sizeof e);
-    return bytes;
-  }
-  throw std::runtime_error("no section " + name);
+  auto change = [at](char* payload, uint64_t size) { payload[at < 0 ? size / 2 : uint64_t(at)] += 1; };
+  if (test::rewriteSections(bytes, name, change) != 1) throw std::runtime_error("not one section " + name);
+  return bytes;
 }
 
 // The bytes in a file of their own, removed on destruction.

@@ -1,7 +1,10 @@
 #include "TestArtifact.h"
 
+#include "kime/format.h"
+
 #include <sys/stat.h>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -29,6 +32,24 @@ std::string readBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot read (ctest's make-test-artifact writes it)");
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int rewriteSections(std::string& bytes, const std::string& prefix,
+                    const std::function<void(char* payload, uint64_t size)>& change) {
+  kime_file_header h;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  int changed = 0;
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    char* entryAt = bytes.data() + h.section_table_offset + i * sizeof(kime_section_entry);
+    kime_section_entry e;
+    std::memcpy(&e, entryAt, sizeof e);
+    if (std::strncmp(e.name, prefix.c_str(), prefix.size()) != 0) continue;
+    change(bytes.data() + e.offset, e.size);
+    e.checksum = kime_checksum(bytes.data() + e.offset, e.size);
+    std::memcpy(entryAt, &e, sizeof e);
+    ++changed;
+  }
+  return changed;
 }
 
 std::shared_ptr<Model> testModel() {

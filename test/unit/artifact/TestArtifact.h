@@ -4,6 +4,8 @@
 #ifndef KIME_TEST_TESTARTIFACT_H
 #define KIME_TEST_TESTARTIFACT_H
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,6 +20,11 @@ const std::string& testArtifact();
 std::string besideTestArtifact(const std::string& name);
 // A file's bytes.
 std::string readBytes(const std::string& path);
+// Calls change(payload, size) on each section of the artifact `bytes` whose name starts with
+// `prefix`, then fixes that section's checksum (so that only a deeper check can notice); returns
+// how many sections it changed.
+int rewriteSections(std::string& bytes, const std::string& prefix,
+                    const std::function<void(char* payload, uint64_t size)>& change);
 // It opened once (the default loader and CPU target), shared by the tests.
 std::shared_ptr<Model> testModel();
 // `b` run on a fresh executor of `model`'s "serve" stage (2 threads); throws on an error.
