@@ -13,9 +13,10 @@ def main():
     path, key_file = sys.argv[1], sys.argv[2]
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 20
     key = open(key_file).read()
-    times = {"plain (mapped)": [], "trusted key (read, hashed, verified)": []}
+    ways = (("plain (mapped)", []), ("trusted key (read, hashed, verified)", [key]))
+    times = {name: [] for name, _ in ways}
     for _ in range(rounds):
-        for name, keys in (("plain (mapped)", []), ("trusted key (read, hashed, verified)", [key])):
+        for name, keys in ways:
             start = time.perf_counter()
             model = kime.Model(path, trusted_keys=keys)
             times[name].append(time.perf_counter() - start)
