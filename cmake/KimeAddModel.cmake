@@ -4,7 +4,9 @@
 #
 # Compiles a model with kime-compile in the build: the artifact NAME.kime in
 # ${CMAKE_CURRENT_BINARY_DIR}/kime/NAME/, made again only when the Graph, the weights, the bucket
-# file or kime-compile change (the same inputs give the same bytes). VERIFY adds --verify (every
+# file or kime-compile change (the same inputs give the same bytes): refit in seconds when only the
+# weights changed (kime-compile --update), and otherwise with unchanged kernels taken from the
+# kernel cache (KIME_CACHE_DIR, default ~/.cache/kime). VERIFY adds --verify (every
 # bucket checked against the reference evaluator; the artifact must run on this machine). SIGN
 # signs it with that secret key (kime-keygen's; --sign): a runtime given the public key
 # (kime_model_options.trusted_keys) then loads it, and nothing changed since.
@@ -72,7 +74,10 @@ function(kime_add_model name)
 
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/kime/${name}")
   set(artifact "${dir}/${name}.kime")
-  set(command "${compile}" "${GRAPH}" --weights "${WEIGHTS}" --buckets "${BUCKETS}" --target "${targets}" -o "${artifact}")
+  # --update: when only the weights changed, the artifact already there is refit (its code kept);
+  # otherwise compiled in full, its kernels from the kernel cache where they are there.
+  set(command "${compile}" "${GRAPH}" --weights "${WEIGHTS}" --buckets "${BUCKETS}" --target "${targets}"
+      -o "${artifact}" --update)
   if(arg_CUDA_ARCH)
     list(JOIN arg_CUDA_ARCH "," archs)
     list(APPEND command --cuda-arch "${archs}")

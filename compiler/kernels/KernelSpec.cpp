@@ -1,6 +1,7 @@
 #include "KernelSpec.h"
 
 #include <sstream>
+#include <type_traits>
 
 namespace kime {
 
@@ -77,6 +78,29 @@ std::string KernelSpec::describe() const {
     << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
     << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program) << (vector ? "|vector" : "")
     << "|w=" << in << "," << out << "," << kvWidth;
+  return s.str();
+}
+
+namespace {
+
+template <typename T>
+void keyField(std::ostringstream& s, const T& v) {
+  if constexpr (std::is_same_v<T, std::string>)
+    s << v.size() << ':' << v;
+  else if constexpr (std::is_floating_point_v<T>)
+    s << std::hexfloat << v << std::defaultfloat;
+  else if constexpr (std::is_enum_v<T>)
+    s << int64_t(v);
+  else
+    s << v;
+  s << ';';
+}
+
+}  // namespace
+
+std::string KernelSpec::key() const {
+  std::ostringstream s;
+  std::apply([&](const auto&... f) { (keyField(s, f), ...); }, fields());
   return s.str();
 }
 

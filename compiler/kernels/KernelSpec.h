@@ -105,6 +105,8 @@ struct KernelSpec {
 
   // The spec in one line, for the manifest, --emit comments and messages.
   std::string describe() const;
+  // Every field of fields(), exactly (doubles to the bit): what the kernel cache keys code by.
+  std::string key() const;
 };
 
 // The most rows a kernel of `s` has in a bucket of these bounds.

@@ -15,6 +15,8 @@
 #include "artifact/ArtifactWriter.h"
 #include "artifact/Signing.h"
 #include "buckets/Buckets.h"
+#include "cache/ContentHash.h"
+#include "cache/KernelCache.h"
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/Schedule.h"
 #include "codegen/cuda/CudaKernels.h"
@@ -25,6 +27,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "reference/Reference.h"
 #include "support/Diagnostic.h"
+#include "support/JsonFields.h"
 
 namespace kime {
 
@@ -314,23 +317,54 @@ Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredMo
 
 // Stage 4: the code sections, a shared object per CPU target and PTX per CUDA math and arch
 // (each already assembled by ptxas; the runtime's CUDA backend loads the one it is asked for).
-void codegen(const CompileOptions& o, const LoweredModel& m, std::vector<Section>& sections, std::ostream& log) {
-  for (const std::string& t : o.targets) {
-    auto t0 = std::chrono::steady_clock::now();
-    sections.push_back({KIME_SECTION_CPU_CODE + t, cpu::compileSharedObject(m.kernels.specs, m.names, t, o.jobs)});
-    log << "codegen " << t << ": " << m.names.size() << " kernels, " << sections.back().bytes.size() << " bytes, "
+void codegen(const CompileOptions& o, const LoweredModel& m, KernelCache* cache, std::vector<Section>& sections,
+             std::ostream& log) {
+  auto t0 = std::chrono::steady_clock::now();
+  const cpu::SharedObjects cpuCode = cpu::compileSharedObjects(m.kernels.specs, m.names, o.targets, o.jobs, cache);
+  for (size_t t = 0; t < o.targets.size(); ++t) {
+    sections.push_back({KIME_SECTION_CPU_CODE + o.targets[t], cpuCode.bytes[t]});
+    log << "codegen " << o.targets[t] << ": " << m.names.size() << " kernels, " << sections.back().bytes.size()
+        << " bytes\n";
+  }
+  if (!o.targets.empty())
+    log << "codegen cpu: " << cpuCode.compiled << " objects compiled, " << cpuCode.cached << " from the cache, "
         << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
+  std::vector<cuda::PtxJob> ptx;
+  for (const std::string& math : o.cudaArchs.empty() ? std::vector<std::string>{} : o.cudaMath)
+    for (const std::string& arch : o.cudaArchs)
+      ptx.push_back({cuda::moduleSource(m.kernels.specs, m.names, cuda::parseMath(math)), arch, math, {}, false});
+  t0 = std::chrono::steady_clock::now();
+  cuda::compilePtx(ptx, o.jobs, cache);
+  for (const cuda::PtxJob& p : ptx) {
+    sections.push_back({KIME_SECTION_PTX_CODE + p.math + "." + p.arch, p.ptx});
+    log << "codegen " << p.math << " " << p.arch << ": " << m.names.size() << " kernels, " << p.ptx.size()
+        << " bytes of PTX (ptxas ok" << (p.cached ? ", from the cache" : "") << ")\n";
   }
-  for (const std::string& math : o.cudaArchs.empty() ? std::vector<std::string>{} : o.cudaMath) {
-    const std::string source = cuda::moduleSource(m.kernels.specs, m.names, cuda::parseMath(math));
-    for (const std::string& arch : o.cudaArchs) {
-      auto t0 = std::chrono::steady_clock::now();
-      sections.push_back({KIME_SECTION_PTX_CODE + math + "." + arch, cuda::compileToPtx(source, arch)});
-      log << "codegen " << math << " " << arch << ": " << m.names.size() << " kernels, " << sections.back().bytes.size()
-          << " bytes of PTX (ptxas ok), " << std::fixed << std::setprecision(2) << seconds(t0) << " s"
-          << std::defaultfloat << "\n";
-    }
-  }
+  if (!ptx.empty())
+    log << "codegen ptx: " << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
+}
+
+// The kernel cache of a compile with `o`, or none (--no-cache, or no directory to name).
+std::unique_ptr<KernelCache> openCache(const CompileOptions& o, std::ostream& log) {
+  if (!o.cache || o.emit != Emit::None) return nullptr;
+  std::unique_ptr<KernelCache> cache = o.cacheDir.empty() ? KernelCache::openDefault() : KernelCache::open(o.cacheDir);
+  if (!cache) log << "note: no kernel cache (set KIME_CACHE_DIR, or HOME)\n";
+  return cache;
+}
+
+// What decides the reference's outputs for the self-test: the compiler, the Graph, the weights.
+ReferenceCache referenceCache(const CompileOptions& o, KernelCache* cache) {
+  if (!cache) return {};
+  return {cache,
+          ContentHash().add(compilerIdentity()).add(json::readFile(o.graph)).add(json::readFile(o.weights)).hex()};
+}
+
+// Once the artifact is written: the cache within its bound, and what was wrong with it said.
+void closeCache(KernelCache* cache, std::ostream& log) {
+  if (!cache) return;
+  if (cache->damaged()) log << "cache: " << cache->damaged() << " damaged entries removed and made again\n";
+  if (cache->writeFailures()) log << "cache: " << cache->writeFailures() << " entries could not be written\n";
+  cache->trim();
 }
 
 // Stage 5: the artifact written; with --verify checked under a temporary name first, and renamed
@@ -368,8 +402,11 @@ void applyDefaultTargets(CompileOptions& o, bool defaultArchs) {
   if (defaultArchs && !bf16 && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
 }
 
-void compileModel(const CompileOptions& given, std::ostream& out, std::ostream& log) {
+void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& log) {
   auto start = std::chrono::steady_clock::now();
+  CompileOptions given = asked;
+  if (asked.update && asked.refit.empty() && asked.emit == Emit::None && canUpdateByRefit(asked, log))
+    given.refit = asked.output;
   std::optional<SecretKey> signer;
   if (!given.signKey.empty() && given.emit == Emit::None)
     signer = readSecretKey(given.signKey);  // before the long part
@@ -399,6 +436,7 @@ void compileModel(const CompileOptions& given, std::ostream& out, std::ostream& 
   WeightPacker weights(*ck);
   const LoweredModel m = lowerModel(o, g, stages, weights, log);
   if (o.emit != Emit::None) return emitText(o, m, weights, out);
+  const std::unique_ptr<KernelCache> cache = openCache(given, log);
   std::vector<Section> sections = {manifestSection(o, g, m, weights),
                                    {KIME_SECTION_WEIGHTS_CPU, weights.sectionBytes()}};
   if (refit) {
@@ -409,11 +447,12 @@ void compileModel(const CompileOptions& given, std::ostream& out, std::ostream& 
     sections.insert(sections.end(), refit->code.begin(), refit->code.end());
     log << "refit: " << refit->code.size() << " code sections of " << given.refit << " kept\n";
   } else {
-    codegen(o, m, sections, log);
+    codegen(o, m, cache.get(), sections, log);
   }
   if (o.selftest) {
     auto t0 = std::chrono::steady_clock::now();
-    sections.push_back(selftestSection(g, *ck, stages, o.selftest, cpuTolerance(o)));
+    sections.push_back(
+        selftestSection(g, *ck, stages, o.selftest, cpuTolerance(o), o.jobs, referenceCache(o, cache.get())));
     log << "selftest: " << o.selftest << " batches and their reference outputs, " << std::fixed << std::setprecision(2)
         << seconds(t0) << " s" << std::defaultfloat << "\n";
   }
@@ -423,6 +462,7 @@ void compileModel(const CompileOptions& given, std::ostream& out, std::ostream& 
     log << "signed by key " << keyId(signer->publicKey) << "\n";
   }
   writeChecked(o, sections, g, *ck, stages, log);
+  closeCache(cache.get(), log);
   log << "wrote " << o.output << " in " << std::fixed << std::setprecision(2) << seconds(start) << " s"
       << std::defaultfloat << "\n";
 }

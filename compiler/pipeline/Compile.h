@@ -40,9 +40,16 @@ struct CompileOptions {
   // --refit OLD.kime: the Graph, buckets and options come from OLD's source section, its code
   // sections are kept byte for byte, and only the weights (and the self-test) are new.
   std::string refit;
-  bool dropSelftest = false;  // with refit: no self-test section (a warning), instead of recomputing it
+  bool dropSelftest = false;
+  // --update: where `output` is an artifact this build compiled from the same Graph, bucket file
+  // and options, refit it with `weights` (byte-identical to a full compile, and quicker); else
+  // compile in full. What kime_add_model() asks for.
+  bool update = false;  // with refit: no self-test section (a warning), instead of recomputing it
   // --sign KEY: a secret key file (kime-keygen's); the artifact gets a signature section by it.
   std::string signKey;
+  // The kernel cache (KernelCache.h): its directory ("" for KernelCache::openDefault's), or none.
+  bool cache = true;
+  std::string cacheDir;
 };
 
 // kime-compile's defaults, for options that name no targets: x86-64-avx2 and x86-64-avx512

@@ -1,9 +1,11 @@
 #include "Refit.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "artifact/ArtifactReader.h"
+#include "cache/ContentHash.h"
 #include "kime/manifest_keys.h"
 #include "kime/plan.h"
 #include "support/Diagnostic.h"
@@ -34,6 +36,7 @@ Section sourceSection(const CompileOptions& o) {
                    {key::cpuPrecision, o.cpuPrecision}, {key::pruneRows, o.pruneRows}, {key::fusion, o.fusion},
                    {key::selftest, o.selftest}};
   OJson j = {{key::compiler, compilerVersion()},
+             {key::compilerBuild, compilerIdentity()},
              {key::options, options},
              {key::buckets, canonical(o.buckets)},
              {key::graph, canonical(o.graph)}};
@@ -74,6 +77,42 @@ RefitInputs readRefitInputs(const CompileOptions& given) {
     if (s.name.rfind("code.", 0) == 0) r.code.push_back(s);
   if (const Section* m = findSection(old, KIME_SECTION_MANIFEST)) r.manifest = m->bytes;
   return r;
+}
+
+namespace {
+
+// What of the source sections `was` and `now` differs, in words ("" where nothing does).
+std::string sourceDifference(const nlohmann::json& was, const nlohmann::json& now) {
+  static const std::pair<const char*, const char*> parts[] = {{key::graph, "the Graph"},
+                                                              {key::buckets, "the bucket file"},
+                                                              {key::options, "the options"},
+                                                              {key::compiler, "the compiler's version"},
+                                                              {key::compilerBuild, "the compiler's build"}};
+  std::string out;
+  for (const auto& [k, what] : parts)
+    if (!was.contains(k) || was.at(k) != now.at(k)) out += (out.empty() ? "" : ", ") + std::string(what);
+  return out;
+}
+
+}  // namespace
+
+bool canUpdateByRefit(const CompileOptions& o, std::ostream& log) {
+  std::error_code ec;
+  if (o.output.empty() || !std::filesystem::exists(o.output, ec)) return false;
+  const std::string full = "update: compiling " + o.output + " in full: ";
+  try {
+    const std::vector<Section> old = readArtifact(o.output);
+    const Section* source = findSection(old, KIME_SECTION_SOURCE);
+    if (!source) return log << full << "it records no source\n", false;
+    const std::string why =
+        sourceDifference(nlohmann::json::parse(source->bytes), nlohmann::json::parse(sourceSection(o).bytes));
+    if (!why.empty()) return log << full << why << " changed\n", false;
+  } catch (const std::exception& e) {  // unreadable: the full compile says what is wrong, or replaces it
+    return log << full << e.what() << "\n", false;
+  }
+  log << "update: " << o.output << " was compiled from this Graph, bucket file and options by this build: "
+      << "refitting it with " << o.weights << "\n";
+  return true;
 }
 
 void checkNoExtraTensors(const Checkpoint& ck, const Graph& g) {

@@ -4,6 +4,7 @@
 #define KIME_PIPELINE_REFIT_H
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ struct RefitInputs {
   std::string manifest;  // the artifact's: a refit's plans must be these, or its code is not theirs
 };
 RefitInputs readRefitInputs(const CompileOptions& given);
+
+// kime-compile --update: whether the artifact at o.output was compiled from o's Graph, bucket file
+// and options by this very build of the compiler, so that a refit with o's weights makes what a
+// full compile would. Says on `log` why not where it exists but cannot be refit.
+bool canUpdateByRefit(const CompileOptions& o, std::ostream& log);
 
 // Refuses a checkpoint with a tensor that is no weight of `g` (a refit keeps the Graph: a tensor
 // it does not use means the checkpoint is of another model), naming it.

@@ -2,10 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/ContentHash.h"
 #include "kime/manifest_keys.h"
 #include "kime/plan.h"
 #include "kime/tooling/BatchGen.h"
 #include "support/Diagnostic.h"
+#include "support/JsonFields.h"
+#include "support/Process.h"
 
 namespace kime {
 
@@ -29,6 +32,53 @@ struct Drawn {
   tooling::NamedBatch batch;
 };
 
+// A bucket's batches are drawn from a seed of its bounds, not of its place in the bucket file.
+uint64_t bucketSeed(const Bucket& b) {
+  return 31 + uint64_t(b.tokens) * 1000003u + uint64_t(b.seqs) * 1009u + uint64_t(b.markers);
+}
+
+// The reference's outputs of each batch: from the cache, or evaluated in child processes.
+std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const std::vector<Drawn>& drawn, int jobs,
+                                    const ReferenceCache& cache) {
+  std::vector<OJson> out(drawn.size());
+  std::vector<std::string> keys;
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < drawn.size(); ++i) {
+    keys.push_back(
+        ContentHash().add("reference outputs").add(cache.model).add(batchJson(drawn[i].batch.batch).dump()).hex());
+    std::optional<std::string> hit = cache.cache ? cache.cache->get(keys.back()) : std::nullopt;
+    if (hit) out[i] = OJson::parse(*hit, nullptr, false);
+    const bool whole = hit && out[i].is_object() && out[i].contains(key::logits) && out[i].contains(key::act);
+    if (!whole) missing.push_back(i);
+  }
+  if (missing.empty()) return out;
+  const RefWeights w = loadRefWeights(g, ck);
+  TempDir dir;
+  auto file = [&](size_t i) { return (dir.path() / (std::to_string(i) + ".json")).string(); };
+  std::string error;
+  forEachInChild(
+      missing.size(), jobs,
+      [&](size_t i) {
+        RefOutputs want;
+        if (auto err = evaluateReference(g, w, drawn[missing[i]].batch.batch.view(), want))
+          throw CompileError("--selftest: reference: " + err->text());
+        OJson act = OJson::array();
+        for (const auto& a : want.act) act.push_back({a[0], a[1]});
+        json::writeFileAtomic(file(i), OJson{{key::logits, want.logits}, {key::act, act}}.dump());
+      },
+      [&](size_t i, const std::string& e) {
+        if (!e.empty()) {
+          if (error.empty()) error = e;
+          return;
+        }
+        const std::string text = json::readFile(file(i));
+        out[missing[i]] = OJson::parse(text);
+        if (cache.cache) cache.cache->put(keys[missing[i]], text);
+      });
+  if (!error.empty()) throw CompileError(error);
+  return out;
+}
+
 // Round robin over the buckets, each bucket's batches in bucketBatches' order (its edge cases).
 std::vector<Drawn> draw(const Graph& g, const std::vector<Stage>& stages, size_t count) {
   checkSelftestCount(stages, count);
@@ -42,7 +92,7 @@ std::vector<Drawn> draw(const Graph& g, const std::vector<Stage>& stages, size_t
     for (size_t i = 0; i < st.buckets.size(); ++i)
       pools.push_back({st, i,
                        tooling::bucketBatches(st.buckets[i], size_t(g.vocab), size_t(g.types), learnedPositions(g),
-                                              31 + pools.size())});
+                                              bucketSeed(st.buckets[i]))});
   std::vector<Drawn> out;
   for (size_t round = 0; out.size() < count; ++round) {
     size_t before = out.size();
@@ -64,22 +114,17 @@ void checkSelftestCount(const std::vector<Stage>& stages, size_t count) {
 }
 
 Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
-                        Tolerance cpu) {
-  const RefWeights w = loadRefWeights(g, ck);
+                        Tolerance cpu, int jobs, const ReferenceCache& cache) {
+  const std::vector<Drawn> drawn = draw(g, stages, count);
+  const std::vector<OJson> outputs = referenceOutputs(g, ck, drawn, jobs, cache);
   OJson cases = OJson::array();
-  for (const Drawn& d : draw(g, stages, count)) {
-    RefOutputs want;
-    if (auto err = evaluateReference(g, w, d.batch.batch.view(), want))
-      throw CompileError("--selftest: reference: " + err->text());
-    OJson act = OJson::array();
-    for (const auto& a : want.act) act.push_back({a[0], a[1]});
-    cases.push_back({{key::stage, d.stage},
-                     {key::bucket, d.bucket},
-                     {key::name, d.batch.name},
-                     {key::batch, batchJson(d.batch.batch)},
-                     {key::logits, want.logits},
-                     {key::act, act}});
-  }
+  for (size_t i = 0; i < drawn.size(); ++i)
+    cases.push_back({{key::stage, drawn[i].stage},
+                     {key::bucket, drawn[i].bucket},
+                     {key::name, drawn[i].batch.name},
+                     {key::batch, batchJson(drawn[i].batch.batch)},
+                     {key::logits, outputs[i].at(key::logits)},
+                     {key::act, outputs[i].at(key::act)}});
   OJson tolerance = {{kime_arith_names[KIME_ARITH_CPU], toleranceJson(cpu)},
                      {kime_arith_names[KIME_ARITH_TF32], toleranceJson(kTf32Tolerance)},
                      {kime_arith_names[KIME_ARITH_F32], toleranceJson(kF32Tolerance)}};

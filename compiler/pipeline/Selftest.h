@@ -11,6 +11,7 @@
 
 #include "artifact/ArtifactWriter.h"
 #include "buckets/Buckets.h"
+#include "cache/KernelCache.h"
 #include "checkpoint/Safetensors.h"
 #include "graph/Graph.h"
 #include "reference/Reference.h"
@@ -19,9 +20,18 @@ namespace kime {
 
 // Throws CompileError when `count` is smaller than the number of buckets (each must be checked).
 void checkSelftestCount(const std::vector<Stage>& stages, size_t count);
-// `cpu`: the tolerance of the artifact's CPU code (f32, or bf16 linears).
+// Where the reference's outputs for the self-test are kept between compiles: the kernel cache,
+// under keys made of `model` (a hash of what decides the outputs: the compiler, the Graph and the
+// weights) and each batch. No cache: every batch evaluated.
+struct ReferenceCache {
+  KernelCache* cache = nullptr;
+  std::string model;
+};
+// `cpu`: the tolerance of the artifact's CPU code (f32, or bf16 linears). The batches are
+// evaluated in child processes, `jobs` at once. A bucket's batches depend on its bounds alone, so
+// adding a bucket leaves the other buckets' batches (and their cached outputs) as they were.
 Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
-                        Tolerance cpu);
+                        Tolerance cpu, int jobs, const ReferenceCache& cache);
 
 }  // namespace kime
 

@@ -3,6 +3,7 @@
 #define KIME_SUPPORT_PROCESS_H
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,14 @@ class TempDir {
 // Runs argv (no shell) with its output going to `out`; returns the exit status (128 for a
 // signal, 127 when it cannot start).
 int runProgram(const std::vector<std::string>& argv, std::string& out);
+
+// Runs work(0) .. work(count - 1), each in a child process forked from this one (at most `jobs`
+// at once), so that each starts from this process's state as it is now and none sees what
+// another did. done(i, error) is called here as each ends: error is empty on success, else the
+// exception's message from the child, or how it died. The child exits without running this
+// process's destructors or flushing its streams.
+void forEachInChild(size_t count, int jobs, const std::function<void(size_t)>& work,
+                    const std::function<void(size_t, const std::string&)>& done);
 
 }  // namespace kime
 

@@ -4,8 +4,10 @@
 # kime_add_model(... EMBED): the model compiled during that build and linked into embed-run), runs
 # a batch in every bucket of every stage with no .kime file beside the program and checks the
 # outputs against the reference within 1e-4. Then: a second build does nothing; touching the
-# weights compiles the model again, to the same bytes; a build that signs the model (SIGN) runs
-# with its key trusted and is refused with another, as the unsigned one is.
+# weights compiles the model again, to the same bytes; new weights are refit (kime-compile
+# --update keeps the code), to the bytes of a full compile, and run against their reference; a
+# build that signs the model (SIGN) runs with its key trusted and is refused with another, as the
+# unsigned one is.
 # Usage: check-embed.sh SOURCE_DIR BUILD_DIR WORK_DIR
 set -euo pipefail
 src=$1 build=$2 work=$3
@@ -53,6 +55,21 @@ cmake --build "$ex" > "$work/build-3.log"
 grep -q "kime: compiling model example_model" "$work/build-3.log" || { echo "FAIL: touching the weights did not recompile"; cat "$work/build-3.log"; exit 1; }
 grep -q "Linking CXX executable embed-run" "$work/build-3.log" || { echo "FAIL: embed-run was not relinked"; exit 1; }
 cmp "$artifact" "$work/first.kime" || { echo "FAIL: the recompiled artifact differs"; exit 1; }
+
+echo "== new weights: the artifact refit (kime-compile --update), as a full compile makes it, and run on them"
+kime-graph "$src/examples/small/config.json" --name small -o "$work/graph2.json" \
+  --random-weights "$work/model2.safetensors" --seed 2 > /dev/null
+cmp "$work/graph2.json" "$ex/small/graph.json"  # the same Graph: only the weights are new
+cp "$work/model2.safetensors" "$ex/small/model.safetensors"
+cmake --build "$ex" > "$work/build-4.log"
+grep -q "update: .*example_model.kime was compiled from this Graph, bucket file and options by this build: refitting it" \
+  "$work/build-4.log" || { echo "FAIL: new weights did not refit:"; cat "$work/build-4.log"; exit 1; }
+if grep -q "codegen cpu:" "$work/build-4.log"; then echo "FAIL: the refit compiled kernels"; exit 1; fi
+kime-compile "$ex/small/graph.json" --weights "$ex/small/model.safetensors" --buckets "$src/examples/small/buckets.json" \
+  --target x86-64-avx2,x86-64-avx512 --cuda-arch none --no-cache -o "$work/full2.kime" 2> "$work/full2.log"
+cmp "$artifact" "$work/full2.kime" || { echo "FAIL: the refit artifact differs from a full compile"; exit 1; }
+python3 "$src/test/aarch64/run_buckets.py" "$src/examples/small/buckets.json" - "$ex/small/graph.json" \
+  "$ex/small/model.safetensors" "$work/batches2" -- "$ex/embed-run"
 echo "== signed (kime_add_model SIGN): embed-run --trust loads it only with its key"
 kime-keygen -o "$work/build" > /dev/null && kime-keygen -o "$work/other" > /dev/null
 cmake -G Ninja -S "$src/examples/embed" -B "$work/signed" -DCMAKE_PREFIX_PATH="$prefix" \

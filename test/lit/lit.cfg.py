@@ -14,6 +14,9 @@ config.test_exec_root = os.path.join(config.kime_obj_root, "test", "lit")
 # Built tools first, then FileCheck and not from LLVM 19.
 config.environment["PATH"] = os.pathsep.join(
     [config.kime_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+# The kernel cache of kime-compile: the one the test run names (scripts/test-all.sh: the build
+# tree's), else one in the build tree, never the user's.
+config.environment["KIME_CACHE_DIR"] = os.environ.get("KIME_CACHE_DIR") or os.path.join(config.kime_obj_root, "kime-cache")
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 config.substitutions.append(("%data", config.kime_test_data))
 config.substitutions.append(("%src", config.kime_src_root))

@@ -30,6 +30,11 @@ static cl::opt<std::string> refitPath(
 static cl::opt<bool> dropSelftest(cl::cat(kime::tools::toolOptions()), "drop-selftest",
                                   cl::desc("with --refit: leave the self-test section out (with a warning) instead of "
                                            "computing the reference's outputs for the new weights"));
+static cl::opt<bool> update(
+    cl::cat(kime::tools::toolOptions()), "update",
+    cl::desc("where -o names an artifact this build of kime-compile made from the same graph, buckets and options, "
+             "refit it with --weights (the same bytes as a full compile, in a fraction of the time); else compile in "
+             "full"));
 static cl::list<std::string> targets(cl::cat(kime::tools::toolOptions()), "target",
                                      cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16 "
                                               "(--cpu-precision bf16 only); comma separated or repeated"),
@@ -78,6 +83,13 @@ static cl::opt<std::string> signKey(
     cl::desc("sign the artifact with this secret key (kime-keygen's): a runtime given the public key then loads "
              "it, and refuses it once changed"),
     cl::value_desc("KEY.key"));
+static cl::opt<bool> noCache(cl::cat(kime::tools::toolOptions()), "no-cache",
+                             cl::desc("compile every kernel, neither looking in the kernel cache nor filling it"));
+static cl::opt<std::string> cacheDir(
+    cl::cat(kime::tools::toolOptions()), "cache-dir",
+    cl::desc("the kernel cache's directory (default $KIME_CACHE_DIR, else $XDG_CACHE_HOME/kime or ~/.cache/kime; "
+             "bounded by $KIME_CACHE_MAX_MB, default 2048)"),
+    cl::value_desc("DIR"));
 static cl::opt<std::string> embed(
     cl::cat(kime::tools::toolOptions()), "embed",
     cl::desc("also write NAME.h and NAME.c beside the artifact: C sources that link it into a program "
@@ -96,6 +108,7 @@ static void writeEmbed(const kime::CompileOptions& o) {
 static void checkInputs() {
   const bool refit = !refitPath.empty();
   if (dropSelftest && !refit) throw std::runtime_error("--drop-selftest goes with --refit");
+  if (update && refit) throw std::runtime_error("--update refits -o itself: give it without --refit");
   if (!refit && (graphPath.empty() || bucketsPath.empty()))
     throw std::runtime_error("give a graph and --buckets (or --refit OLD.kime)");
   if (refit &&
@@ -116,6 +129,7 @@ int main(int argc, char** argv) {
   kime::CompileOptions o;
   o.refit = refitPath;
   o.dropSelftest = dropSelftest;
+  o.update = update;
   o.graph = graphPath;
   o.weights = weightsPath;
   o.buckets = bucketsPath;
@@ -132,6 +146,8 @@ int main(int argc, char** argv) {
   o.fusion = !noFusion;
   o.jobs = jobs;
   o.selftest = selftest;
+  o.cache = !noCache;
+  o.cacheDir = cacheDir;
   try {
     o.emit = kime::parseEmit(emit);
     if (!embed.empty() && o.emit != kime::Emit::None)

@@ -1,12 +1,12 @@
 #include "CpuCodegen.h"
 
-#include <atomic>
 #include <filesystem>
-#include <mutex>
-#include <thread>
+#include <map>
+#include <optional>
 
 #include "HalideKernels.h"
 #include "Schedule.h"
+#include "cache/ContentHash.h"
 #include "kime/format.h"
 #include "support/Diagnostic.h"
 #include "support/JsonFields.h"
@@ -60,49 +60,106 @@ static Halide::Target kernelTarget(const std::string& target) {
   return Halide::Target(halideTarget(target)).with_feature(Halide::Target::NoRuntime);
 }
 
-std::string compileSharedObject(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names,
-                                const std::string& target, int jobs) {
-  TempDir dir;
-  std::vector<std::string> objects(specs.size());
-  std::atomic<size_t> next{0};
-  std::mutex errorMutex;
-  std::string error;
-  // The pipelines are built and lowered here, in order, and only turned into machine code in
-  // parallel: Halide names Funcs, loops and the functions of parallel loops from global
-  // counters, so building or lowering on several threads would name them (and so the symbols of
-  // the object) differently from one compile to the next.
-  std::vector<Halide::Module> lowered;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    HalideKernel k = buildKernel(specs[i], isaOf(target));
-    lowered.push_back(k.pipeline.compile_to_module(k.args, names[i], kernelTarget(target)));
-  }
-  auto worker = [&] {
-    for (size_t i = next++; i < specs.size(); i = next++) {
-      try {
-        objects[i] = (dir.path() / (names[i] + ".o")).string();
-        lowered[i].compile({{Halide::OutputFileType::object, objects[i]}});  // this thread's alone
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(errorMutex);
-        if (error.empty()) error = "kernel " + names[i] + " for " + target + ": " + e.what();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, jobs); ++t) threads.emplace_back(worker);
-  for (std::thread& t : threads) t.join();
-  if (!error.empty()) throw CompileError(error);
+std::string kernelSymbol(const KernelSpec& spec) {
+  return std::string(className(spec.kind)) + "_" + ContentHash().add(spec.key()).hex().substr(0, 16);
+}
 
-  std::string runtime = (dir.path() / "halide_runtime.o").string();
-  Halide::compile_standalone_runtime(runtime, Halide::Target(halideTarget(target)));
-  std::string so = (dir.path() / "kernels.so").string();
+namespace {
+
+// One object of a shared object: a kernel, or (spec null) the Halide runtime.
+struct ObjectJob {
+  const KernelSpec* spec;
+  std::string target, symbol, key, path;
+};
+
+std::string objectKey(const ObjectJob& j) {
+  ContentHash h;
+  h.add("cpu object").add(compilerIdentity()).add(halideTarget(j.target)).add(j.symbol);
+  return h.add(j.spec ? j.spec->key() : std::string("halide runtime")).hex();
+}
+
+// In a child process of its own (forEachInChild).
+void compileObject(const ObjectJob& j) {
+  if (!j.spec) return Halide::compile_standalone_runtime(j.path, Halide::Target(halideTarget(j.target)));
+  HalideKernel k = buildKernel(*j.spec, isaOf(j.target));
+  k.pipeline.compile_to({{Halide::OutputFileType::object, j.path}}, k.args, j.symbol, kernelTarget(j.target));
+}
+
+std::string linkSharedObject(const std::vector<ObjectJob>& objects, const std::vector<std::string>& names,
+                             const std::string& target, const fs::path& dir) {
+  const std::string so = (dir / ("kernels." + target + ".so")).string();
   std::vector<std::string> argv = {KIME_LLD, "-shared", "--build-id=none", "--strip-all", "--hash-style=both",
                                    "-o",     so};
-  argv.insert(argv.end(), objects.begin(), objects.end());
-  argv.push_back(runtime);
+  for (size_t i = 0; i < names.size(); ++i)  // the entry under the artifact's name too
+    argv.push_back("--defsym=" + names[i] + KIME_KERNEL_ENTRY_SUFFIX + "=" + objects[i].symbol +
+                   KIME_KERNEL_ENTRY_SUFFIX);
+  for (const ObjectJob& o : objects) argv.push_back(o.path);
   argv.push_back(libcFor(target));
   std::string log;
   if (runProgram(argv, log) != 0) throw CompileError("linking the " + target + " kernels failed: " + log);
   return json::readFile(so);
+}
+
+// Each kernel's symbol, checked distinct: equal symbols of distinct specs would be one kernel.
+std::vector<std::string> kernelSymbols(const std::vector<KernelSpec>& specs) {
+  std::map<std::string, size_t> seen;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    out.push_back(kernelSymbol(specs[i]));
+    if (!seen.emplace(out.back(), i).second)
+      throw CompileError("internal: kernels " + std::to_string(seen[out.back()]) + " and " + std::to_string(i) +
+                         " hash to one symbol " + out.back());
+  }
+  return out;
+}
+
+}  // namespace
+
+SharedObjects compileSharedObjects(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names,
+                                   const std::vector<std::string>& targets, int jobs, KernelCache* cache) {
+  TempDir dir;
+  const std::vector<std::string> symbols = kernelSymbols(specs);
+  std::vector<std::vector<ObjectJob>> perTarget;  // the kernels in order, then the runtime
+  std::vector<ObjectJob*> missing;
+  SharedObjects out;
+  for (const std::string& t : targets) {
+    std::vector<ObjectJob>& objects = perTarget.emplace_back();
+    for (size_t i = 0; i <= specs.size(); ++i) {
+      const bool runtime = i == specs.size();
+      objects.push_back({runtime ? nullptr : &specs[i], t, runtime ? "halide_runtime" : symbols[i], "",
+                         (dir.path() / (t + "." + (runtime ? "halide_runtime" : symbols[i]) + ".o")).string()});
+      objects.back().key = objectKey(objects.back());
+    }
+  }
+  for (auto& objects : perTarget)
+    for (ObjectJob& o : objects) {
+      std::optional<std::string> bytes = cache ? cache->get(o.key) : std::nullopt;
+      if (bytes) {
+        json::writeFileAtomic(o.path, *bytes);
+        ++out.cached;
+      } else {
+        missing.push_back(&o);
+      }
+    }
+  std::string error;
+  forEachInChild(
+      missing.size(), jobs, [&](size_t i) { compileObject(*missing[i]); },
+      [&](size_t i, const std::string& e) {
+        const ObjectJob& o = *missing[i];
+        if (!e.empty() && error.empty())
+          error = (o.spec ? "kernel " + o.symbol : std::string("the Halide runtime")) + " for " + o.target + ": " + e;
+        if (e.empty() && cache) cache->put(o.key, json::readFile(o.path));
+      });
+  if (!error.empty()) throw CompileError(error);
+  out.compiled = missing.size();
+  for (size_t t = 0; t < targets.size(); ++t)
+    out.bytes.push_back(linkSharedObject(perTarget[t], names, targets[t], dir.path()));
+  return out;
+}
+
+std::string compileSharedObject(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names,
+                                const std::string& target, int jobs) {
+  return compileSharedObjects(specs, names, {target}, jobs, nullptr).bytes.front();
 }
 
 // One kernel compiled to one text output (Halide's statement or assembly).

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/KernelCache.h"
 #include "kernels/KernelSpec.h"
 
 namespace kime::cpu {
@@ -16,10 +17,24 @@ inline const char* const kBf16Target = kime_cpu_target_names[KIME_CPU_X86_64_AVX
 // Halide's spelling of one of them; throws CompileError naming the known ones otherwise.
 std::string halideTarget(const std::string& target);
 
-// The kernels named `names[i]` for `specs[i]`, as one shared object for `target`. `jobs`
-// kernels compile at once. Throws CompileError (with the linker's output) on failure.
+// The kernels named `names[i]` for `specs[i]`, as one shared object per target in `targets`.
+// Each kernel's object is made in a process of its own (forked, `jobs` at once), so that its
+// bytes depend on its spec and target alone, never on what was compiled before it: Halide names
+// Funcs and the functions of parallel loops from process-wide counters. It is compiled under a
+// name made from its spec (kernelSymbol), found in `cache` where given, and the linker gives its
+// entry the artifact's name too (`names[i]` + KIME_KERNEL_ENTRY_SUFFIX). Throws CompileError
+// (with Halide's or the linker's output) on failure.
+struct SharedObjects {
+  std::vector<std::string> bytes;   // per target
+  size_t compiled = 0, cached = 0;  // objects made now, objects found in the cache (all targets)
+};
+SharedObjects compileSharedObjects(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names,
+                                   const std::vector<std::string>& targets, int jobs, KernelCache* cache);
 std::string compileSharedObject(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names,
                                 const std::string& target, int jobs);
+
+// The symbol a kernel of `spec` is compiled under: its class and a hash of its spec.
+std::string kernelSymbol(const KernelSpec& spec);
 
 // Halide's lowered statement of one kernel, for --emit=halide.
 std::string loweredKernel(const KernelSpec& spec, const std::string& name, const std::string& target);

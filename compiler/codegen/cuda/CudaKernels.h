@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/KernelCache.h"
 #include "kernels/KernelSpec.h"
 #include "kime/batch.h"
 
@@ -46,6 +47,20 @@ void checkArch(const std::string& arch);
 // NVRTC: the PTX of `source` for `arch` (e.g. "sm_90"), then assembled by ptxas for that arch
 // to prove it is valid. Throws CompileError with NVRTC's or ptxas's log.
 std::string compileToPtx(const std::string& source, const std::string& arch);
+
+// What besides the compiler itself decides the PTX and its check: NVRTC's version, and ptxas
+// (its path, size and time). Part of the kernel cache's key for PTX; empty without NVRTC.
+std::string ptxToolchain();
+
+// One PTX module to make: the source of a CUDA math's kernels for one arch.
+struct PtxJob {
+  std::string source, arch, math;
+  std::string ptx;      // the result
+  bool cached = false;  // found in the cache rather than compiled
+};
+// Makes each job's PTX (compileToPtx), each in a process of its own, `jobs` at once; found in
+// `cache` where given (and put there). Throws CompileError as compileToPtx does.
+void compilePtx(std::vector<PtxJob>& ptx, int jobs, KernelCache* cache);
 
 }  // namespace kime::cuda
 

@@ -1,5 +1,7 @@
 // CUDA C++ -> PTX with NVRTC, then ptxas for the same arch as proof that the PTX assembles.
 #include <nvrtc.h>
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "CudaKernels.h"
@@ -41,6 +43,16 @@ std::string compileToPtx(const std::string& source, const std::string& arch) {
   if (runProgram({KIME_PTXAS, "-arch=" + arch, "-o", out, in}, ptxasLog) != 0)
     throw CompileError("ptxas rejected the " + arch + " PTX: " + ptxasLog);
   return ptx;
+}
+
+std::string ptxToolchain() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  struct stat st{};
+  stat(KIME_PTXAS, &st);
+  return "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + ", " + KIME_PTXAS + " " +
+         std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
 }
 
 }  // namespace kime::cuda

@@ -77,9 +77,12 @@ inline constexpr const char stage[] = "stage";
 inline constexpr const char bucket[] = "bucket";
 inline constexpr const char batch[] = "batch";
 
-// The source section (KIME_SECTION_SOURCE): `compiler`, `graph` (the Graph's JSON), `buckets`
-// (the bucket file's JSON) and `options`, each option by kime-compile's name for it.
+// The source section (KIME_SECTION_SOURCE): `compiler` (its version), `compiler_build` (a hash of
+// the compiler's program and libraries: kime-compile --update refits only what this build made),
+// `graph` (the Graph's JSON), `buckets` (the bucket file's JSON) and `options`, each option by
+// kime-compile's name for it.
 inline constexpr const char compiler[] = "compiler";
+inline constexpr const char compilerBuild[] = "compiler_build";
 inline constexpr const char graph[] = "graph";
 inline constexpr const char options[] = "options";
 inline constexpr const char targets[] = "targets";
