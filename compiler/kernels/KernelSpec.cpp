@@ -1,7 +1,11 @@
 #include "KernelSpec.h"
 
+#include <map>
 #include <sstream>
 #include <type_traits>
+
+#include "cache/ContentHash.h"
+#include "support/Diagnostic.h"
 
 namespace kime {
 
@@ -102,6 +106,22 @@ std::string KernelSpec::key() const {
   std::ostringstream s;
   std::apply([&](const auto&... f) { (keyField(s, f), ...); }, fields());
   return s.str();
+}
+
+std::string kernelSymbol(const KernelSpec& spec) {
+  return std::string(className(spec.kind)) + "_" + ContentHash().add(spec.key()).hex().substr(0, 16);
+}
+
+std::vector<std::string> kernelSymbols(const std::vector<KernelSpec>& specs) {
+  std::map<std::string, size_t> seen;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    out.push_back(kernelSymbol(specs[i]));
+    if (!seen.emplace(out.back(), i).second)
+      throw CompileError("internal: kernels " + std::to_string(seen[out.back()]) + " and " + std::to_string(i) +
+                         " hash to one symbol " + out.back());
+  }
+  return out;
 }
 
 }  // namespace kime

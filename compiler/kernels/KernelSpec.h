@@ -109,6 +109,13 @@ struct KernelSpec {
   std::string key() const;
 };
 
+// The symbol a kernel of `spec` is compiled under (CPU object, PTX entry) before it is given its
+// name in an artifact: its class and a hash of its key(), so that its code depends on the spec
+// alone and is found in the kernel cache whatever place the kernel has in an artifact.
+std::string kernelSymbol(const KernelSpec& spec);
+// Each spec's kernelSymbol, checked distinct (equal symbols of distinct specs would be one kernel).
+std::vector<std::string> kernelSymbols(const std::vector<KernelSpec>& specs);
+
 // The most rows a kernel of `s` has in a bucket of these bounds.
 int64_t rowBound(const KernelSpec& s, int64_t tokens, int64_t seqs, int64_t markers);
 

@@ -331,17 +331,17 @@ void codegen(const CompileOptions& o, const LoweredModel& m, KernelCache* cache,
         << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
   std::vector<cuda::PtxJob> ptx;
   for (const std::string& math : o.cudaArchs.empty() ? std::vector<std::string>{} : o.cudaMath)
-    for (const std::string& arch : o.cudaArchs)
-      ptx.push_back({cuda::moduleSource(m.kernels.specs, m.names, cuda::parseMath(math)), arch, math, {}, false});
+    for (const std::string& arch : o.cudaArchs) ptx.push_back({arch, math, {}});
   t0 = std::chrono::steady_clock::now();
-  cuda::compilePtx(ptx, o.jobs, cache);
+  const cuda::PtxCounts counts = cuda::compilePtx(ptx, m.kernels.specs, m.names, o.jobs, cache);
   for (const cuda::PtxJob& p : ptx) {
     sections.push_back({KIME_SECTION_PTX_CODE + p.math + "." + p.arch, p.ptx});
     log << "codegen " << p.math << " " << p.arch << ": " << m.names.size() << " kernels, " << p.ptx.size()
-        << " bytes of PTX (ptxas ok" << (p.cached ? ", from the cache" : "") << ")\n";
+        << " bytes of PTX (ptxas ok)\n";
   }
   if (!ptx.empty())
-    log << "codegen ptx: " << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
+    log << "codegen ptx: " << counts.compiled << " kernels compiled, " << counts.cached << " from the cache, "
+        << std::fixed << std::setprecision(2) << seconds(t0) << " s" << std::defaultfloat << "\n";
 }
 
 // The kernel cache of a compile with `o`, or none (--no-cache, or no directory to name).

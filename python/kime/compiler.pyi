@@ -19,6 +19,8 @@ def compile(
     jobs: int = 1,
     fusion: bool = True,
     sign_key: str = "",
+    cache: bool = True,
+    cache_dir: str = "",
 ) -> Union[str, bytes]: ...
 def reference(
     graph: str, weights: str, ids: Indices, cu: Indices, markers: Indices, mcu: Indices, qtype: Types

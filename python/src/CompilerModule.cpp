@@ -44,8 +44,9 @@ py::object compile(const std::string& graph, const std::string& weights, const s
                    std::optional<std::string> output, std::vector<std::string> targets,
                    std::optional<std::vector<std::string>> cudaArchs, std::vector<std::string> cudaMath,
                    const std::string& cpuPrecision, size_t selftest, bool verify, int jobs, bool fusion,
-                   const std::string& signKey) {
+                   const std::string& signKey, bool cache, const std::string& cacheDir) {
   CompileOptions o;
+  o.cache = cache, o.cacheDir = cacheDir;
   o.signKey = signKey;
   o.graph = graph, o.weights = weights, o.buckets = buckets;
   o.targets = targets;
@@ -98,10 +99,11 @@ PYBIND11_MODULE(_compiler, m) {
         py::arg("output") = py::none(), py::arg("targets") = std::vector<std::string>{},
         py::arg("cuda_archs") = py::none(), py::arg("cuda_math") = std::vector<std::string>{},
         py::arg("cpu_precision") = "f32", py::arg("selftest") = 0, py::arg("verify") = false, py::arg("jobs") = 1,
-        py::arg("fusion") = true, py::arg("sign_key") = "",
+        py::arg("fusion") = true, py::arg("sign_key") = "", py::arg("cache") = true, py::arg("cache_dir") = "",
         "Compiles a Graph, its checkpoint and bucket file into an artifact, as kime-compile does: written to "
         "`output` (its path returned), or returned as bytes; signed by the secret key file `sign_key` where given. "
-        "Progress lines go to sys.stderr.");
+        "Kernels come from the kernel cache (`cache_dir`, default $KIME_CACHE_DIR or ~/.cache/kime) unless `cache` "
+        "is False; the bytes are the same either way. Progress lines go to sys.stderr.");
   m.def("reference", &kp::reference, py::arg("graph"), py::arg("weights"), py::arg("ids"), py::arg("cu"),
         py::arg("markers"), py::arg("mcu"), py::arg("qtype"),
         "The f64 reference evaluator's (logits [M], act [S, 2]) for one batch.");

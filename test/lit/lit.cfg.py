@@ -30,6 +30,7 @@ if lit_config.params.get("sanitized"):
 # This build makes PTX (configured with a CUDA Toolkit); tests of PTX say REQUIRES: nvrtc.
 if config.kime_has_nvrtc:
     config.available_features.add("nvrtc")
+    config.substitutions.append(("%ptxas", config.kime_ptxas))
 
 # Tests of the bf16 kernels (kime-compile --cpu-precision bf16) run where the CPU has AVX512-BF16;
 # tests that run AVX-512 code only, where it has AVX-512.

@@ -30,6 +30,18 @@ def test_compile_to_bytes_runs_as_the_artifact_it_writes(golden, capfd):
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
+def test_the_kernel_cache_gives_the_bytes_of_a_compile_without_it(golden, tmp_path, capfd):
+    args = (str(golden["graph"]), str(golden["weights"]), str(BUCKETS))
+    opts = dict(targets=["x86-64-avx2"], cuda_archs=[], jobs=2)
+    plain = kime.compiler.compile(*args, cache=False, **opts)
+    cold = kime.compiler.compile(*args, cache_dir=str(tmp_path / "cache"), **opts)
+    warm = kime.compiler.compile(*args, cache_dir=str(tmp_path / "cache"), **opts)
+    assert plain == cold == warm
+    lines = [l for l in capfd.readouterr().err.splitlines() if l.startswith("codegen cpu:")]
+    assert ", 0 from the cache" in lines[1]  # cold: everything compiled
+    assert lines[2].startswith("codegen cpu: 0 objects compiled")  # warm: nothing
+
+
 def test_a_compile_error_is_raised_with_the_compilers_message(golden, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"stages": {"serve": []}}')

@@ -60,10 +60,6 @@ static Halide::Target kernelTarget(const std::string& target) {
   return Halide::Target(halideTarget(target)).with_feature(Halide::Target::NoRuntime);
 }
 
-std::string kernelSymbol(const KernelSpec& spec) {
-  return std::string(className(spec.kind)) + "_" + ContentHash().add(spec.key()).hex().substr(0, 16);
-}
-
 namespace {
 
 // One object of a shared object: a kernel, or (spec null) the Halide runtime.
@@ -98,19 +94,6 @@ std::string linkSharedObject(const std::vector<ObjectJob>& objects, const std::v
   std::string log;
   if (runProgram(argv, log) != 0) throw CompileError("linking the " + target + " kernels failed: " + log);
   return json::readFile(so);
-}
-
-// Each kernel's symbol, checked distinct: equal symbols of distinct specs would be one kernel.
-std::vector<std::string> kernelSymbols(const std::vector<KernelSpec>& specs) {
-  std::map<std::string, size_t> seen;
-  std::vector<std::string> out;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    out.push_back(kernelSymbol(specs[i]));
-    if (!seen.emplace(out.back(), i).second)
-      throw CompileError("internal: kernels " + std::to_string(seen[out.back()]) + " and " + std::to_string(i) +
-                         " hash to one symbol " + out.back());
-  }
-  return out;
 }
 
 }  // namespace

@@ -33,9 +33,6 @@ SharedObjects compileSharedObjects(const std::vector<KernelSpec>& specs, const s
 std::string compileSharedObject(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names,
                                 const std::string& target, int jobs);
 
-// The symbol a kernel of `spec` is compiled under: its class and a hash of its spec.
-std::string kernelSymbol(const KernelSpec& spec);
-
 // Halide's lowered statement of one kernel, for --emit=halide.
 std::string loweredKernel(const KernelSpec& spec, const std::string& name, const std::string& target);
 

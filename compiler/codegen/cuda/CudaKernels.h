@@ -52,15 +52,19 @@ std::string compileToPtx(const std::string& source, const std::string& arch);
 // (its path, size and time). Part of the kernel cache's key for PTX; empty without NVRTC.
 std::string ptxToolchain();
 
-// One PTX module to make: the source of a CUDA math's kernels for one arch.
+// The PTX module of one CUDA math and arch, made a kernel at a time: each kernel compiled alone
+// (a module of one entry named kernelSymbol, checked by ptxas, kept in `cache` where given), in
+// child processes `jobs` at once, then the entries joined under one header and given their names
+// in the artifact. A kernel added to a model compiles only itself.
 struct PtxJob {
-  std::string source, arch, math;
-  std::string ptx;      // the result
-  bool cached = false;  // found in the cache rather than compiled
+  std::string arch, math;
+  std::string ptx;  // the result
 };
-// Makes each job's PTX (compileToPtx), each in a process of its own, `jobs` at once; found in
-// `cache` where given (and put there). Throws CompileError as compileToPtx does.
-void compilePtx(std::vector<PtxJob>& ptx, int jobs, KernelCache* cache);
+struct PtxCounts {
+  size_t compiled = 0, cached = 0;  // kernels' PTX made now, found in the cache (all modules)
+};
+PtxCounts compilePtx(std::vector<PtxJob>& modules, const std::vector<KernelSpec>& specs,
+                     const std::vector<std::string>& names, int jobs, KernelCache* cache);
 
 }  // namespace kime::cuda
 
