@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "support/Diagnostic.h"
+#include "support/JsonFields.h"
 
 namespace kime {
 
@@ -147,6 +148,23 @@ void forEachInChild(size_t count, int jobs, const std::function<void(size_t)>& w
     }
     throw;
   }
+}
+
+void mapInChildren(size_t count, int jobs, const std::function<std::string(size_t)>& work,
+                   const std::function<void(size_t, std::string)>& done,
+                   const std::function<std::string(size_t)>& what) {
+  TempDir dir;
+  auto file = [&](size_t i) { return (dir.path() / std::to_string(i)).string(); };
+  std::string error;
+  forEachInChild(
+      count, jobs, [&](size_t i) { json::writeFileAtomic(file(i), work(i)); },
+      [&](size_t i, const std::string& e) {
+        if (e.empty())
+          done(i, json::readFile(file(i)));
+        else if (error.empty())
+          error = what(i) + e;
+      });
+  if (!error.empty()) throw CompileError(error);
 }
 
 }  // namespace kime

@@ -34,6 +34,13 @@ int runProgram(const std::vector<std::string>& argv, std::string& out);
 void forEachInChild(size_t count, int jobs, const std::function<void(size_t)>& work,
                     const std::function<void(size_t, const std::string&)>& done);
 
+// forEachInChild for work that makes bytes: each child's work(i) comes back here through a file
+// to done(i, bytes) as it ends. Once all have ended, the first failure is thrown as a CompileError
+// led by what(i).
+void mapInChildren(size_t count, int jobs, const std::function<std::string(size_t)>& work,
+                   const std::function<void(size_t, std::string)>& done,
+                   const std::function<std::string(size_t)>& what);
+
 }  // namespace kime
 
 #endif  // KIME_SUPPORT_PROCESS_H

@@ -73,23 +73,14 @@ PtxCounts compilePtx(std::vector<PtxJob>& modules, const std::vector<KernelSpec>
       missing.push_back(&k);
     }
   }
-  TempDir dir;
-  auto file = [&](size_t i) { return (dir.path() / (std::to_string(i) + ".ptx")).string(); };
-  std::string error;
-  forEachInChild(
+  mapInChildren(
       missing.size(), jobs,
-      [&](size_t i) {
-        json::writeFileAtomic(file(i), compileToPtx(missing[i]->source, modules[missing[i]->module].arch));
-      },
-      [&](size_t i, const std::string& e) {
-        if (!e.empty()) {
-          if (error.empty()) error = "kernel " + names[missing[i]->kernel] + ": " + e;
-          return;
-        }
-        missing[i]->ptx = json::readFile(file(i));
+      [&](size_t i) { return compileToPtx(missing[i]->source, modules[missing[i]->module].arch); },
+      [&](size_t i, std::string ptx) {
+        missing[i]->ptx = std::move(ptx);
         if (cache) cache->put(missing[i]->key, missing[i]->ptx);
-      });
-  if (!error.empty()) throw CompileError(error);
+      },
+      [&](size_t i) { return "kernel " + names[missing[i]->kernel] + ": "; });
   counts.compiled = missing.size();
   for (size_t m = 0; m < modules.size(); ++m) {
     std::vector<const KernelPtx*> of;
