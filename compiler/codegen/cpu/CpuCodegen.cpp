@@ -1,7 +1,6 @@
 #include "CpuCodegen.h"
 
 #include <filesystem>
-#include <map>
 #include <optional>
 
 #include "HalideKernels.h"

@@ -4,7 +4,6 @@
 #include "CudaKernels.h"
 #include "cache/ContentHash.h"
 #include "support/Diagnostic.h"
-#include "support/JsonFields.h"
 #include "support/Process.h"
 
 namespace kime::cuda {
