@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -20,9 +21,21 @@ Json parse(const std::string& text, const std::string& source) {
   }
 }
 
+// A regular file is read in one go into storage of its size (an artifact is tens of MB: a
+// growing buffer would copy it several times); a pipe or device, as a stream.
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CompileError(path + ": cannot open: " + std::strerror(errno));
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  const uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
+  if (regular && !ec) {
+    std::string data(size, '\0');
+    in.read(data.data(), std::streamsize(size));
+    if (in.bad() || size_t(in.gcount()) != size)
+      throw CompileError(path + ": cannot read: " + (in.bad() ? std::strerror(errno) : "it shrank while read"));
+    return data;
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw CompileError(path + ": cannot read: " + std::strerror(errno));
