@@ -1,5 +1,8 @@
 #include "Reference.h"
 
+#include "DenseF64.h"
+#include "HugePages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -28,6 +31,7 @@ struct Value {
   double* row(size_t r) { return data.data() + r * width(); }
   const double* row(size_t r) const { return values().data() + r * width(); }
   size_t at(size_t i) const { return static_cast<size_t>(values()[i]); }  // an index value
+  Value asVector() && { return {rows, 0, std::move(data), nullptr}; }
 };
 
 // Runs f(begin, end) over [0, n) split across the machine's threads.
@@ -40,22 +44,30 @@ void parallelRows(size_t n, F f) {
   for (std::thread& th : pool) th.join();
 }
 
-// A dot product with four partial sums: the same f64 result on every run, four times the
-// throughput of one serial chain.
-double dot(const double* a, const double* b, size_t n, size_t strideB = 1) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += a[i] * b[i * strideB];
-    s1 += a[i + 1] * b[(i + 1) * strideB];
-    s2 += a[i + 2] * b[(i + 2) * strideB];
-    s3 += a[i + 3] * b[(i + 3) * strideB];
-  }
-  for (; i < n; ++i) s0 += a[i] * b[i * strideB];
-  return (s0 + s1) + (s2 + s3);
-}
+using PackedWeights = std::map<std::string, ref::PackedWeight>;
 
-Value matrix(size_t rows, size_t cols) { return {rows, cols, std::vector<double>(rows * cols)}; }
+// Freed values' storage, handed out again: a large batch's intermediates are tens of MB each,
+// and fresh pages cost more than the arithmetic done on them (HugePages.h).
+class StoragePool {
+ public:
+  // n zeros, in the smallest free vector that holds them.
+  std::vector<double> take(size_t n) {
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->capacity() >= n && (best == free_.end() || it->capacity() < best->capacity())) best = it;
+    if (best == free_.end()) return ref::zeros(n);
+    std::vector<double> v = std::move(*best);
+    free_.erase(best);
+    v.assign(n, 0.0);
+    return v;
+  }
+  void give(std::vector<double>&& v) {
+    if (v.capacity()) free_.push_back(std::move(v));
+  }
+
+ private:
+  std::vector<std::vector<double>> free_;
+};
 
 template <typename T>
 Value vectorOf(Span<T> s) {
@@ -64,9 +76,37 @@ Value vectorOf(Span<T> s) {
   return v;
 }
 
+// Each sequence's keys per kv head, transposed (hd x stride), so that scores are computed for
+// consecutive keys side by side; stride is the sequence's length rounded up to 8, padded with 0.
+class KeysTransposed {
+ public:
+  KeysTransposed(const Value& k, const Value& cu, size_t seqs, size_t kvHeads, size_t hd) : kvHeads_(kvHeads), hd_(hd) {
+    size_t total = 0;
+    for (size_t s = 0; s < seqs; ++s) {
+      offsets_.push_back(total);
+      strides_.push_back((cu.at(s + 1) - cu.at(s) + 7) / 8 * 8);
+      total += kvHeads * hd * strides_.back();
+    }
+    data_.assign(total, 0.0);
+    for (size_t s = 0; s < seqs; ++s)
+      for (size_t t = cu.at(s); t < cu.at(s + 1); ++t)
+        for (size_t h = 0; h < kvHeads; ++h)
+          for (size_t c = 0; c < hd; ++c) of(s, h)[c * strides_[s] + t - cu.at(s)] = k.row(t)[h * hd + c];
+  }
+  const double* of(size_t s, size_t kvHead) const { return data_.data() + offsets_[s] + kvHead * hd_ * strides_[s]; }
+  size_t stride(size_t s) const { return strides_[s]; }
+
+ private:
+  double* of(size_t s, size_t kvHead) { return data_.data() + offsets_[s] + kvHead * hd_ * strides_[s]; }
+  size_t kvHeads_, hd_;
+  std::vector<size_t> offsets_, strides_;
+  std::vector<double> data_;
+};
+
 class Evaluator {
  public:
-  Evaluator(const Graph& g, const RefWeights& w, const Batch& b) : g_(g), w_(w) {
+  Evaluator(const Graph& g, const RefWeights& w, const Batch& b, const PackedWeights& packed, StoragePool& pool)
+      : g_(g), w_(w), packed_(packed), pool_(pool) {
     values_["ids"] = vectorOf(b.ids);
     values_["cu"] = vectorOf(b.cu);
     values_["markers"] = vectorOf(b.markers);
@@ -78,6 +118,9 @@ class Evaluator {
   }
 
   std::optional<Error> run(RefOutputs& out) {
+    std::map<std::string, size_t> lastRead;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      for (const std::string& ref : g_.nodes[i].operands) lastRead[ref] = i;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       std::vector<const Value*> in;
@@ -85,6 +128,9 @@ class Evaluator {
       std::optional<Error> err;
       values_[n.name] = apply(i, n, in, err);
       if (err) return err;
+      for (const std::string& ref : n.operands)
+        if (lastRead[ref] == i) release(ref);
+      if (!lastRead.count(n.name)) release(n.name);
     }
     const Value& logits = values_.at(g_.logits);
     const Value& act = values_.at(g_.act);
@@ -94,7 +140,27 @@ class Evaluator {
     return std::nullopt;
   }
 
+  ~Evaluator() {
+    for (auto& [name, v] : values_)
+      if (!v.shared) pool_.give(std::move(v.data));
+  }
+
  private:
+  Value matrix(size_t rows, size_t cols) { return {rows, cols, pool_.take(rows * std::max<size_t>(cols, 1))}; }
+  Value copyOf(const Value& x) {
+    Value out = matrix(x.rows, x.cols);
+    std::copy(x.values().begin(), x.values().end(), out.data.begin());
+    return out;
+  }
+
+  // A value no later node reads gives its storage back (the outputs and the caller's weights stay).
+  void release(const std::string& name) {
+    auto it = values_.find(name);
+    if (it == values_.end() || it->second.shared || name == g_.logits || name == g_.act) return;
+    pool_.give(std::move(it->second.data));
+    values_.erase(it);
+  }
+
   Value apply(size_t index, const Node& n, const std::vector<const Value*>& in, std::optional<Error>& err) {
     const auto& a = n.attrs;
     switch (n.kind) {
@@ -117,7 +183,7 @@ class Evaluator {
       case OpKind::LayerNorm:
         return norm(*in[0], *in[1], in[2], a[0]);
       case OpKind::Linear:
-        return linear(*in[0], *in[1], in[2]);
+        return linear(*in[0], *in[1], in[2], n.operands[1]);
       case OpKind::Rope:
         return rope(*in[0], *in[1], size_t(a[0]), a[1]);
       case OpKind::Attention:
@@ -127,7 +193,7 @@ class Evaluator {
       case OpKind::FirstRows:
         return firstRows(*in[0], *in[1]);
       case OpKind::Squeeze:
-        return {in[0]->rows, 0, in[0]->values(), nullptr};
+        return copyOf(*in[0]).asVector();
     }
     return {};
   }
@@ -154,66 +220,78 @@ class Evaluator {
   }
 
   Value positions(const Value& cu) {
-    Value out{cu.at(seqs_), 0, std::vector<double>(cu.at(seqs_))};
+    Value out = matrix(cu.at(seqs_), 0);
     for (size_t s = 0; s < seqs_; ++s)
       for (size_t t = cu.at(s); t < cu.at(s + 1); ++t) out.data[t] = double(t - cu.at(s));
     return out;
   }
 
   template <typename F>
-  static Value zip(const Value& x, const Value& y, F f) {
-    Value out{x.rows, x.cols, x.values(), nullptr};
-    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = f(x.values()[i], y.values()[i]);
+  Value zip(const Value& x, const Value& y, F f) {
+    Value out = matrix(x.rows, x.cols);
+    parallelRows(out.data.size(), [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) out.data[i] = f(x.values()[i], y.values()[i]);
+    });
     return out;
   }
 
   template <typename F>
-  static Value map(const Value& x, F f) {
-    Value out{x.rows, x.cols, x.values(), nullptr};
-    for (double& v : out.data) v = f(v);
+  Value map(const Value& x, F f) {
+    Value out = matrix(x.rows, x.cols);
+    parallelRows(out.data.size(), [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) out.data[i] = f(x.values()[i]);
+    });
     return out;
   }
 
-  static Value norm(const Value& x, const Value& g, const Value* b, double eps) {
+  Value norm(const Value& x, const Value& g, const Value* b, double eps) {
     Value out = matrix(x.rows, x.cols);
     const double n = double(x.cols);
-    for (size_t r = 0; r < x.rows; ++r) {
-      const double* in = x.row(r);
-      double mean = 0, sq = 0;
-      if (b)
-        for (size_t c = 0; c < x.cols; ++c) mean += in[c] / n;
-      for (size_t c = 0; c < x.cols; ++c) sq += (in[c] - mean) * (in[c] - mean) / n;
-      const double inv = 1 / std::sqrt(sq + eps);
-      for (size_t c = 0; c < x.cols; ++c)
-        out.row(r)[c] = (in[c] - mean) * inv * g.values()[c] + (b ? b->values()[c] : 0.0);
-    }
+    parallelRows(x.rows, [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        const double* in = x.row(r);
+        double mean = 0, sq = 0;
+        if (b)
+          for (size_t c = 0; c < x.cols; ++c) mean += in[c] / n;
+        for (size_t c = 0; c < x.cols; ++c) sq += (in[c] - mean) * (in[c] - mean) / n;
+        const double inv = 1 / std::sqrt(sq + eps);
+        for (size_t c = 0; c < x.cols; ++c)
+          out.row(r)[c] = (in[c] - mean) * inv * g.values()[c] + (b ? b->values()[c] : 0.0);
+      }
+    });
     return out;
   }
 
-  static Value linear(const Value& x, const Value& w, const Value* bias) {
+  Value linear(const Value& x, const Value& w, const Value* bias, const std::string& wName) {
     Value out = matrix(x.rows, w.rows);
+    auto given = packed_.find(wName);
+    const bool reuse = given != packed_.end() && w.shared;
+    const ref::PackedWeight own = reuse ? ref::PackedWeight{} : ref::packWeight(w.values().data(), w.rows, w.cols);
+    const ref::PackedWeight& packed = reuse ? given->second : own;
+    const double* b = bias ? bias->values().data() : nullptr;
     parallelRows(x.rows, [&](size_t begin, size_t end) {
-      for (size_t r = begin; r < end; ++r)
-        for (size_t o = 0; o < w.rows; ++o)
-          out.row(r)[o] = (bias ? bias->values()[o] : 0.0) + dot(x.row(r), w.row(o), x.cols);
+      ref::linearRows(x.values().data(), packed, b, out.data.data(), begin, end);
     });
     return out;
   }
 
   // "Rotate half": element i of a head pairs with i + hd/2.
-  static Value rope(const Value& x, const Value& pos, size_t heads, double theta) {
-    Value out{x.rows, x.cols, x.values(), nullptr};
+  Value rope(const Value& x, const Value& pos, size_t heads, double theta) {
+    Value out = copyOf(x);
     const size_t hd = x.cols / heads, half = hd / 2;
-    for (size_t t = 0; t < x.rows; ++t)
-      for (size_t h = 0; h < heads; ++h)
+    parallelRows(x.rows, [&](size_t begin, size_t end) {
+      for (size_t t = begin; t < end; ++t)
         for (size_t i = 0; i < half; ++i) {
           double angle = pos.values()[t] * std::pow(theta, -2.0 * double(i) / double(hd));
           double c = std::cos(angle), s = std::sin(angle);
-          const double* in = x.row(t) + h * hd;
-          double* o = out.row(t) + h * hd;
-          o[i] = in[i] * c - in[i + half] * s;
-          o[i + half] = in[i + half] * c + in[i] * s;
+          for (size_t h = 0; h < heads; ++h) {
+            const double* in = x.row(t) + h * hd;
+            double* o = out.row(t) + h * hd;
+            o[i] = in[i] * c - in[i + half] * s;
+            o[i + half] = in[i + half] * c + in[i] * s;
+          }
         }
+    });
     return out;
   }
 
@@ -222,23 +300,23 @@ class Evaluator {
                   double scale) {
     Value out = matrix(q.rows, q.cols);
     const size_t hd = q.cols / heads, group = heads / kvHeads;
-    parallelRows(seqs_, [&](size_t sb, size_t se) {
+    const KeysTransposed keys(k, cu, seqs_, kvHeads, hd);
+    parallelRows(q.rows, [&](size_t begin, size_t end) {
       std::vector<double> p;
-      for (size_t s = sb; s < se; ++s) {
-        const size_t a = cu.at(s), e = cu.at(s + 1);
+      size_t s = 0;
+      for (size_t i = begin; i < end; ++i) {
+        while (cu.at(s + 1) <= i) ++s;
+        const size_t a = cu.at(s), n = cu.at(s + 1) - a;
+        p.resize(n);
         for (size_t h = 0; h < heads; ++h) {
           const size_t kh = h / group;
-          for (size_t i = a; i < e; ++i) {
-            p.assign(e - a, 0.0);
-            double mx = -INFINITY, sum = 0;
-            for (size_t j = a; j < e; ++j) {
-              p[j - a] = dot(q.row(i) + h * hd, k.row(j) + kh * hd, hd) * scale;
-              mx = std::max(mx, p[j - a]);
-            }
-            for (double& x : p) sum += (x = std::exp(x - mx));
-            for (size_t c = 0; c < hd; ++c)
-              out.row(i)[h * hd + c] = dot(p.data(), v.row(a) + kh * hd + c, e - a, v.width()) / sum;
-          }
+          ref::scoreRow(q.row(i) + h * hd, keys.of(s, kh), hd, keys.stride(s), n, p.data());
+          double mx = -INFINITY, sum = 0;
+          for (double& x : p) mx = std::max(mx, x *= scale);
+          for (double& x : p) sum += (x = std::exp(x - mx));
+          double* o = out.row(i) + h * hd;
+          ref::weightedSum(p.data(), n, v.row(a) + kh * hd, v.width(), hd, o);
+          for (size_t c = 0; c < hd; ++c) o[c] /= sum;
         }
       }
     });
@@ -265,7 +343,9 @@ class Evaluator {
 
   const Graph& g_;
   const RefWeights& w_;
+  const PackedWeights& packed_;
   std::map<std::string, Value> values_;
+  StoragePool& pool_;
   size_t seqs_ = 0;
 };
 
@@ -284,9 +364,52 @@ std::string describe(Tolerance t) {
   return s.str();
 }
 
-std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch, RefOutputs& out) {
+namespace {
+
+// The weights that linears read, repacked for DenseF64 (by graph name), on the machine's threads.
+PackedWeights packLinearWeights(const Graph& g, const RefWeights& w) {
+  std::vector<std::pair<const WeightDecl*, const std::vector<double>*>> todo;
+  for (const Node& n : g.nodes) {
+    if (n.kind != OpKind::Linear) continue;
+    auto weight = w.find(n.operands[1]);
+    const WeightDecl* d = nullptr;
+    for (const WeightDecl& decl : g.weights)
+      if (decl.name == n.operands[1]) d = &decl;
+    if (weight == w.end() || !d || d->shape.size() != 2) continue;  // a computed value: packed where used
+    todo.push_back({d, &weight->second});
+  }
+  std::vector<ref::PackedWeight> packed(todo.size());
+  parallelRows(todo.size(), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      packed[i] = ref::packWeight(todo[i].second->data(), size_t(todo[i].first->shape[0]), size_t(todo[i].first->shape[1]));
+  });
+  PackedWeights out;
+  for (size_t i = 0; i < todo.size(); ++i) out.emplace(todo[i].first->name, std::move(packed[i]));
+  return out;
+}
+
+}  // namespace
+
+struct RefSession::State {
+  const Graph& g;
+  const RefWeights& w;
+  PackedWeights packed;
+  StoragePool pool;
+};
+
+RefSession::RefSession(const Graph& g, const RefWeights& w)
+    : state_(new State{g, w, packLinearWeights(g, w), {}}) {}
+
+RefSession::~RefSession() = default;
+
+std::optional<Error> RefSession::evaluate(const Batch& batch, RefOutputs& out) {
+  const Graph& g = state_->g;
   if (auto err = checkBatch(batch, size_t(g.vocab), size_t(g.types), learnedPositions(g))) return err;
-  return Evaluator(g, w, batch).run(out);
+  return Evaluator(g, state_->w, batch, state_->packed, state_->pool).run(out);
+}
+
+std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch, RefOutputs& out) {
+  return RefSession(g, w).evaluate(batch, out);
 }
 
 }  // namespace kime

@@ -1,12 +1,16 @@
 // The reference evaluator: any Graph, on any Batch, in f64, plainly.
 //
 // It is the oracle of every test, so it favours being obviously right over being fast: each op
-// is a direct loop over the formula of docs/graph-format.md, and every intermediate is kept.
+// is a direct loop over the formula of docs/graph-format.md. Two concessions to speed, neither
+// changing what is computed: the dense loops (linear, attention) run several outputs side by side
+// in vectors (DenseF64.h; each output still summed in one fixed order, the same bits on every CPU),
+// and an intermediate's storage is reused once no later node reads it.
 #ifndef KIME_REFERENCE_REFERENCE_H
 #define KIME_REFERENCE_REFERENCE_H
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +38,20 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c);
 // that names the node.
 [[nodiscard]] std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch,
                                                      RefOutputs& out);
+
+// evaluateReference for many batches of one model: the weights that linears read are repacked
+// once (DenseF64.h), and the storage of one batch's intermediates serves the next. `g` and `w`
+// must outlive it. One batch at a time (each evaluation runs on the machine's threads).
+class RefSession {
+ public:
+  RefSession(const Graph& g, const RefWeights& w);
+  ~RefSession();
+  [[nodiscard]] std::optional<Error> evaluate(const Batch& batch, RefOutputs& out);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // How far an output may be from the reference: |got - want| <= abs + rel * |want|. `abs` is the
 // noise floor of the arithmetic (below it no sign can be judged), far under the outputs' size, so

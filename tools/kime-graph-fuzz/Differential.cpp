@@ -63,13 +63,14 @@ void compare(const Graph& g, const RefWeights& weights, Executor& exec, const st
     if (withinTolerance(got, want, kF32Tolerance) && std::isfinite(got)) return;
     if (r.mismatches++ == 0) r.firstMismatch = what + ": got " + std::to_string(got) + ", want " + std::to_string(want);
   };
+  RefSession reference(g, weights);
   for (size_t b = 0; b < buckets.size(); ++b) {
     for (const auto& nb :
          tooling::bucketBatches(buckets[b], size_t(g.vocab), size_t(g.types), learnedPositions(g), seed + b)) {
       Outputs got;
       RefOutputs want;
       auto err = exec.runInBucket(b, nb.batch.view(), got);
-      auto refErr = evaluateReference(g, weights, nb.batch.view(), want);
+      auto refErr = reference.evaluate(nb.batch.view(), want);
       ++r.batches;
       const std::string where = "bucket " + std::to_string(b) + " batch " + nb.name;
       if (err || refErr) {
