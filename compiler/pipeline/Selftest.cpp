@@ -37,8 +37,8 @@ uint64_t bucketSeed(const Bucket& b) {
   return 31 + uint64_t(b.tokens) * 1000003u + uint64_t(b.seqs) * 1009u + uint64_t(b.markers);
 }
 
-// The reference's outputs of each batch: from the cache, or evaluated in child processes.
-std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const std::vector<Drawn>& drawn, int jobs,
+// The reference's outputs of each batch: from the cache, or evaluated in a child process.
+std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const std::vector<Drawn>& drawn,
                                     const ReferenceCache& cache) {
   std::vector<OJson> out(drawn.size());
   std::vector<std::string> keys;
@@ -52,20 +52,31 @@ std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const 
     if (!whole) missing.push_back(i);
   }
   if (missing.empty()) return out;
-  const RefWeights w = loadRefWeights(g, ck);
+  // In one child process, one batch at a time on every core: the session shares the repacked
+  // weights and the intermediates' storage between batches, and the compiler's own process, which
+  // forks kernel builds meanwhile, never holds (and copies on write) those hundreds of MB.
   mapInChildren(
-      missing.size(), jobs,
-      [&](size_t i) {
-        RefOutputs want;
-        if (auto err = evaluateReference(g, w, drawn[missing[i]].batch.batch.view(), want))
-          throw CompileError("--selftest: reference: " + err->text());
-        OJson act = OJson::array();
-        for (const auto& a : want.act) act.push_back({a[0], a[1]});
-        return OJson{{key::logits, want.logits}, {key::act, act}}.dump();
+      1, 1,
+      [&](size_t) {
+        const RefWeights w = loadRefWeights(g, ck);
+        RefSession reference(g, w);
+        OJson all = OJson::array();
+        for (size_t i : missing) {
+          RefOutputs want;
+          if (auto err = reference.evaluate(drawn[i].batch.batch.view(), want))
+            throw CompileError("--selftest: reference: " + err->text());
+          OJson act = OJson::array();
+          for (const auto& a : want.act) act.push_back({a[0], a[1]});
+          all.push_back({{key::logits, want.logits}, {key::act, act}});
+        }
+        return all.dump();
       },
-      [&](size_t i, std::string text) {
-        out[missing[i]] = OJson::parse(text);
-        if (cache.cache) cache.cache->put(keys[missing[i]], text);
+      [&](size_t, std::string text) {
+        OJson all = OJson::parse(text);
+        for (size_t k = 0; k < missing.size(); ++k) {
+          out[missing[k]] = all.at(k);
+          if (cache.cache) cache.cache->put(keys[missing[k]], out[missing[k]].dump());
+        }
       },
       [](size_t) { return std::string(); });
   return out;
@@ -106,9 +117,9 @@ void checkSelftestCount(const std::vector<Stage>& stages, size_t count) {
 }
 
 Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
-                        Tolerance cpu, int jobs, const ReferenceCache& cache) {
+                        Tolerance cpu, const ReferenceCache& cache) {
   const std::vector<Drawn> drawn = draw(g, stages, count);
-  const std::vector<OJson> outputs = referenceOutputs(g, ck, drawn, jobs, cache);
+  const std::vector<OJson> outputs = referenceOutputs(g, ck, drawn, cache);
   OJson cases = OJson::array();
   for (size_t i = 0; i < drawn.size(); ++i)
     cases.push_back({{key::stage, drawn[i].stage},

@@ -28,10 +28,11 @@ struct ReferenceCache {
   std::string model;
 };
 // `cpu`: the tolerance of the artifact's CPU code (f32, or bf16 linears). The batches are
-// evaluated in child processes, `jobs` at once. A bucket's batches depend on its bounds alone, so
-// adding a bucket leaves the other buckets' batches (and their cached outputs) as they were.
+// evaluated in a child process, one after another, each on every core. A bucket's batches depend
+// on its bounds alone, so adding a bucket leaves the other buckets' batches (and their cached
+// outputs) as they were.
 Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
-                        Tolerance cpu, int jobs, const ReferenceCache& cache);
+                        Tolerance cpu, const ReferenceCache& cache);
 
 }  // namespace kime
 
