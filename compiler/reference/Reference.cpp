@@ -80,7 +80,7 @@ Value vectorOf(Span<T> s) {
 // consecutive keys side by side; stride is the sequence's length rounded up to 8, padded with 0.
 class KeysTransposed {
  public:
-  KeysTransposed(const Value& k, const Value& cu, size_t seqs, size_t kvHeads, size_t hd) : kvHeads_(kvHeads), hd_(hd) {
+  KeysTransposed(const Value& k, const Value& cu, size_t seqs, size_t kvHeads, size_t hd) : hd_(hd) {
     size_t total = 0;
     for (size_t s = 0; s < seqs; ++s) {
       offsets_.push_back(total);
@@ -98,7 +98,7 @@ class KeysTransposed {
 
  private:
   double* of(size_t s, size_t kvHead) { return data_.data() + offsets_[s] + kvHead * hd_ * strides_[s]; }
-  size_t kvHeads_, hd_;
+  size_t hd_;
   std::vector<size_t> offsets_, strides_;
   std::vector<double> data_;
 };
@@ -106,7 +106,7 @@ class KeysTransposed {
 class Evaluator {
  public:
   Evaluator(const Graph& g, const RefWeights& w, const Batch& b, const PackedWeights& packed, StoragePool& pool)
-      : g_(g), w_(w), packed_(packed), pool_(pool) {
+      : g_(g), packed_(packed), pool_(pool) {
     values_["ids"] = vectorOf(b.ids);
     values_["cu"] = vectorOf(b.cu);
     values_["markers"] = vectorOf(b.markers);
@@ -342,7 +342,6 @@ class Evaluator {
   }
 
   const Graph& g_;
-  const RefWeights& w_;
   const PackedWeights& packed_;
   std::map<std::string, Value> values_;
   StoragePool& pool_;
