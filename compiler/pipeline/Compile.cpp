@@ -374,8 +374,9 @@ struct TimedSection {
   double seconds;
 };
 
-// The self-test's section, made on its own thread while this one lowers and compiles: it reads only the Graph, the checkpoint and the buckets, which
-// nothing changes meanwhile. An error comes out of the future's get().
+// The self-test's section, made on its own thread (the reference in a child process) while this one
+// lowers and compiles: it reads only the Graph, the checkpoint and the buckets, which nothing
+// changes meanwhile. An error comes out of the future's get().
 std::future<TimedSection> startSelftest(const CompileOptions& o, const Graph& g, const Checkpoint& ck,
                                         const std::vector<Stage>& stages, KernelCache* cache) {
   return std::async(std::launch::async, [&o, &g, &ck, &stages, cache] {
@@ -453,8 +454,7 @@ void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& 
 
   const std::unique_ptr<KernelCache> cache = openCache(given, log);
   std::future<TimedSection> selftest;
-  if (o.selftest && o.emit == Emit::None)
-    selftest = startSelftest(o, g, *ck, stages, cache.get());
+  if (o.selftest && o.emit == Emit::None) selftest = startSelftest(o, g, *ck, stages, cache.get());
   WeightPacker weights(*ck);
   const LoweredModel m = lowerModel(o, g, stages, weights, log);
   if (o.emit != Emit::None) return emitText(o, m, weights, out);

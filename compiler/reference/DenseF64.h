@@ -1,6 +1,6 @@
 // The reference evaluator's two dense loops (linear, attention), vectorized across outputs.
 //
-// Each output is still summed in one fixed order, one product and one add per step (this file is
+// Each output is still summed in one fixed order, one product and one add per step (the loops are
 // built with -ffp-contract=off, so no fused multiply-add): lanes only compute different outputs
 // side by side, so the bits are the same at every vector width and on every CPU.
 #ifndef KIME_REFERENCE_DENSEF64_H

@@ -55,8 +55,8 @@ KIME_INLINE void broadcast(Vec& v, double x) {
 
 // R rows of y by one panel of kPanel outputs, all accumulators in registers.
 template <size_t R>
-KIME_INLINE void linearTile(const double* x, size_t in, const double* panel, const double* bias, size_t outs,
-                            double* y, size_t yStride) {
+KIME_INLINE void linearTile(const double* x, size_t in, const double* panel, const double* bias, size_t outs, double* y,
+                            size_t yStride) {
   constexpr size_t kVecs = kPanel / kLanes;
   Vec acc[R][kVecs];
   for (size_t v = 0; v < kVecs; ++v) {
@@ -125,7 +125,8 @@ void linear(const double* x, const PackedWeight& w, const double* bias, double* 
       const double* b = bias ? bias + o : nullptr;
       const size_t outs = smaller(kPanel, w.out - o);
       size_t r = rb;
-      for (; r + kTile <= re; r += kTile) linearTile<kTile>(x + r * w.in, w.in, panel, b, outs, y + r * w.out + o, w.out);
+      for (; r + kTile <= re; r += kTile)
+        linearTile<kTile>(x + r * w.in, w.in, panel, b, outs, y + r * w.out + o, w.out);
       for (; r < re; ++r) linearTile<1>(x + r * w.in, w.in, panel, b, outs, y + r * w.out + o, w.out);
     }
   }

@@ -380,7 +380,8 @@ PackedWeights packLinearWeights(const Graph& g, const RefWeights& w) {
   std::vector<ref::PackedWeight> packed(todo.size());
   parallelRows(todo.size(), [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i)
-      packed[i] = ref::packWeight(todo[i].second->data(), size_t(todo[i].first->shape[0]), size_t(todo[i].first->shape[1]));
+      packed[i] =
+          ref::packWeight(todo[i].second->data(), size_t(todo[i].first->shape[0]), size_t(todo[i].first->shape[1]));
   });
   PackedWeights out;
   for (size_t i = 0; i < todo.size(); ++i) out.emplace(todo[i].first->name, std::move(packed[i]));
@@ -396,8 +397,7 @@ struct RefSession::State {
   StoragePool pool;
 };
 
-RefSession::RefSession(const Graph& g, const RefWeights& w)
-    : state_(new State{g, w, packLinearWeights(g, w), {}}) {}
+RefSession::RefSession(const Graph& g, const RefWeights& w) : state_(new State{g, w, packLinearWeights(g, w), {}}) {}
 
 RefSession::~RefSession() = default;
 
