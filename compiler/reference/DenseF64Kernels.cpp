@@ -81,38 +81,25 @@ KIME_INLINE void linearTile(const double* x, size_t in, const double* panel, con
   }
 }
 
-// N x kLanes scores side by side; the first `keep` are stored.
+// N x kLanes columns of a weighted sum of rows, out[c] = sum over i ascending of
+// weight[i] * rows[i * stride + c]; the first `keep` columns are stored. Both attention loops are
+// one: scores (the query weighs the transposed keys) and the output (probabilities weigh values).
 template <size_t N>
-KIME_INLINE void scoreTile(const double* q, const double* kT, size_t hd, size_t stride, double* s, size_t keep) {
+KIME_INLINE void weightedRowsTile(const double* weight, size_t n, const double* rows, size_t stride, double* out,
+                                  size_t keep) {
   Vec acc[N] = {};
-  for (size_t c = 0; c < hd; ++c) {
-    Vec qc;
-    broadcast(qc, q[c]);
+  for (size_t i = 0; i < n; ++i) {
+    Vec wi;
+    broadcast(wi, weight[i]);
     KIME_UNROLL for (size_t t = 0; t < N; ++t) {
-      Vec kc;
-      load(kc, kT + c * stride + t * kLanes);
-      acc[t] += qc * kc;
+      Vec ri;
+      load(ri, rows + i * stride + t * kLanes);
+      acc[t] += wi * ri;
     }
   }
   double lanes[N * kLanes];
   for (size_t t = 0; t < N; ++t) store(lanes + t * kLanes, acc[t]);
-  std::memcpy(s, lanes, keep * sizeof(double));
-}
-
-// N x kLanes columns of a weighted sum of rows.
-template <size_t N>
-KIME_INLINE void weightedTile(const double* p, size_t n, const double* v, size_t vStride, double* o) {
-  Vec acc[N] = {};
-  for (size_t j = 0; j < n; ++j) {
-    Vec pj;
-    broadcast(pj, p[j]);
-    KIME_UNROLL for (size_t t = 0; t < N; ++t) {
-      Vec vj;
-      load(vj, v + j * vStride + t * kLanes);
-      acc[t] += pj * vj;
-    }
-  }
-  for (size_t t = 0; t < N; ++t) store(o + t * kLanes, acc[t]);
+  std::memcpy(out, lanes, keep * sizeof(double));
 }
 
 // Rows go in blocks that stay in cache while every panel passes over them.
@@ -135,15 +122,15 @@ void linear(const double* x, const PackedWeight& w, const double* bias, double* 
 void scores(const double* q, const double* kT, size_t hd, size_t stride, size_t n, double* s) {
   constexpr size_t kWide = 4 * kLanes;
   size_t j = 0;
-  for (; j + kWide <= n; j += kWide) scoreTile<4>(q, kT + j, hd, stride, s + j, kWide);
-  for (; j < n; j += kLanes) scoreTile<1>(q, kT + j, hd, stride, s + j, smaller(kLanes, n - j));
+  for (; j + kWide <= n; j += kWide) weightedRowsTile<4>(q, hd, kT + j, stride, s + j, kWide);
+  for (; j < n; j += kLanes) weightedRowsTile<1>(q, hd, kT + j, stride, s + j, smaller(kLanes, n - j));
 }
 
 void weighted(const double* p, size_t n, const double* v, size_t vStride, size_t hd, double* o) {
   constexpr size_t kWide = 8 * kLanes;
   size_t c = 0;
-  for (; c + kWide <= hd; c += kWide) weightedTile<8>(p, n, v + c, vStride, o + c);
-  for (; c + kLanes <= hd; c += kLanes) weightedTile<1>(p, n, v + c, vStride, o + c);
+  for (; c + kWide <= hd; c += kWide) weightedRowsTile<8>(p, n, v + c, vStride, o + c, kWide);
+  for (; c + kLanes <= hd; c += kLanes) weightedRowsTile<1>(p, n, v + c, vStride, o + c, kLanes);
   for (; c < hd; ++c) {
     double acc = 0;
     for (size_t j = 0; j < n; ++j) acc += p[j] * v[j * vStride + c];
