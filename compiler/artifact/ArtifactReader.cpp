@@ -2,17 +2,19 @@
 
 #include "kime/container.h"
 #include "support/Diagnostic.h"
-#include "support/JsonFields.h"
+#include "support/MappedFile.h"
 
 namespace kime {
 
-std::vector<Section> readArtifact(const std::string& path) {
-  const std::string bytes = json::readFile(path);
+std::vector<Section> readArtifact(const std::string& path, const std::function<bool(const std::string&)>& wanted) {
+  const MappedFile file(path);
+  const std::string_view bytes = file.bytes();
   std::vector<SectionInfo> table;
   if (auto why = readContainer(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), table))
     throw CompileError(path + ": " + *why);
   std::vector<Section> out;
-  for (const SectionInfo& s : table) out.push_back({s.name, bytes.substr(s.offset, s.size)});
+  for (const SectionInfo& s : table)
+    if (!wanted || wanted(s.name)) out.push_back({s.name, std::string(bytes.substr(s.offset, s.size))});
   return out;
 }
 

@@ -1,14 +1,11 @@
 #include "Safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "support/JsonFields.h"
+#include "support/MappedFile.h"
 
 namespace kime {
 
@@ -48,63 +45,77 @@ size_t TensorView::count() const {
   return n;
 }
 
+namespace {
+
+// The dtype's branch taken once per tensor, not per element.
+template <typename T>
+void widenElements(const TensorView& t, T* out) {
+  const size_t n = t.count();
+  switch (t.dtype) {
+    case shapes::DType::F32:
+      for (size_t i = 0; i < n; ++i) {
+        float f;
+        std::memcpy(&f, t.data + 4 * i, 4);
+        out[i] = T(f);
+      }
+      return;
+    case shapes::DType::BF16:
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t b = uint32_t(t.data[2 * i]) << 16 | uint32_t(t.data[2 * i + 1]) << 24;
+        float f;
+        std::memcpy(&f, &b, 4);
+        out[i] = T(f);
+      }
+      return;
+    case shapes::DType::F16:
+      for (size_t i = 0; i < n; ++i) {
+        _Float16 h;
+        std::memcpy(&h, t.data + 2 * i, 2);
+        out[i] = T(static_cast<float>(h));
+      }
+      return;
+    case shapes::DType::U32:
+    case shapes::DType::U8:
+      break;
+  }
+  throw CompileError("internal: widening tensor \"" + t.name + "\" of dtype " + safetensorsDType(t.dtype));
+}
+
+}  // namespace
+
+void TensorView::widen(float* out) const { widenElements(*this, out); }
+void TensorView::widen(double* out) const { widenElements(*this, out); }
+
 std::vector<float> TensorView::toFloat() const {
   std::vector<float> out(count());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (dtype == shapes::DType::F32) {
-      std::memcpy(&out[i], data + 4 * i, 4);
-    } else if (dtype == shapes::DType::BF16) {
-      uint32_t b = uint32_t(data[2 * i]) << 16 | uint32_t(data[2 * i + 1]) << 24;
-      std::memcpy(&out[i], &b, 4);
-    } else {
-      _Float16 h;
-      std::memcpy(&h, data + 2 * i, 2);
-      out[i] = static_cast<float>(h);
-    }
-  }
+  widen(out.data());
   return out;
 }
 
 std::vector<double> TensorView::toDouble() const {
-  std::vector<float> f = toFloat();
-  return std::vector<double>(f.begin(), f.end());
+  std::vector<double> out(count());
+  widen(out.data());
+  return out;
 }
 
 std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw CompileError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw CompileError(path + ": not a regular file");
-  }
   std::unique_ptr<Checkpoint> c(new Checkpoint());
   c->source_ = path;
-  c->mapSize_ = size_t(st.st_size);
-  if (c->mapSize_ > 0) {
-    c->map_ = ::mmap(nullptr, c->mapSize_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (c->map_ == MAP_FAILED) {
-      c->map_ = nullptr;
-      int err = errno;
-      ::close(fd);
-      throw CompileError(path + ": cannot map: " + std::strerror(err));
-    }
-  }
-  ::close(fd);
-  c->parse(static_cast<const uint8_t*>(c->map_), c->mapSize_);
+  c->file_ = std::make_unique<MappedFile>(path);
+  c->bytes_ = c->file_->bytes();
+  c->parse(reinterpret_cast<const uint8_t*>(c->bytes_.data()), c->bytes_.size());
   return c;
 }
 
 std::unique_ptr<Checkpoint> Checkpoint::fromBytes(const uint8_t* data, size_t size, const std::string& source) {
   std::unique_ptr<Checkpoint> c(new Checkpoint());
   c->source_ = source;
+  c->bytes_ = {reinterpret_cast<const char*>(data), size};
   c->parse(data, size);
   return c;
 }
 
-Checkpoint::~Checkpoint() {
-  if (map_) ::munmap(map_, mapSize_);
-}
+Checkpoint::~Checkpoint() = default;
 
 const TensorView* Checkpoint::find(const std::string& name) const {
   for (const TensorView& t : tensors_)

@@ -10,11 +10,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/Graph.h"
 
 namespace kime {
+
+class MappedFile;
 
 struct TensorView {
   std::string name;
@@ -24,7 +27,10 @@ struct TensorView {
   size_t bytes;
 
   size_t count() const;
-  // Each element widened to f32 (f16, bf16 exactly) or f64.
+  // Each element widened to f32 (f16, bf16 exactly) or f64: into out[0, count()), or a new vector.
+  // Floating-point dtypes only.
+  void widen(float* out) const;
+  void widen(double* out) const;
   std::vector<float> toFloat() const;
   std::vector<double> toDouble() const;
 };
@@ -44,6 +50,8 @@ class Checkpoint {
   const std::vector<TensorView>& tensors() const { return tensors_; }
   const TensorView* find(const std::string& name) const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // The whole checkpoint as read (what a hash of its content reads).
+  std::string_view bytes() const { return bytes_; }
 
   // Every weight the graph declares must be here with the same shape and dtype.
   void checkAgainst(const Graph& g) const;
@@ -53,8 +61,8 @@ class Checkpoint {
   void parse(const uint8_t* data, size_t size);
 
   std::string source_;
-  void* map_ = nullptr;
-  size_t mapSize_ = 0;
+  std::unique_ptr<MappedFile> file_;  // none for fromBytes
+  std::string_view bytes_;
   std::vector<TensorView> tensors_;
   std::map<std::string, std::string> metadata_;
 };

@@ -127,10 +127,9 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
                     Tolerance tolerance, std::ostream& log) {
   auto model = Model::open(path);
   if (!model) throw CompileError("--verify: " + model.error().text());
-  RefWeights w = loadRefWeights(g, ck);
   const size_t cap = learnedPositions(g);
   size_t checked = 0;
-  RefSession reference(g, w);
+  RefSession reference(g, ck);
   for (const Stage& st : stages) {
     auto exec = Executor::create(*model, st.name);
     if (!exec) throw CompileError("--verify: " + exec.error().text());
@@ -355,10 +354,9 @@ std::unique_ptr<KernelCache> openCache(const CompileOptions& o, std::ostream& lo
 }
 
 // What decides the reference's outputs for the self-test: the compiler, the Graph, the weights.
-ReferenceCache referenceCache(const CompileOptions& o, KernelCache* cache) {
+ReferenceCache referenceCache(const CompileOptions& o, const Checkpoint& ck, KernelCache* cache) {
   if (!cache) return {};
-  return {cache,
-          ContentHash().add(compilerIdentity()).add(json::readFile(o.graph)).add(json::readFile(o.weights)).hex()};
+  return {cache, ContentHash().add(compilerIdentity()).add(json::readFile(o.graph)).add(ck.bytes()).hex()};
 }
 
 // Once the artifact is written: the cache within its bound, and what was wrong with it said.
@@ -381,7 +379,7 @@ std::future<TimedSection> startSelftest(const CompileOptions& o, const Graph& g,
                                         const std::vector<Stage>& stages, KernelCache* cache) {
   return std::async(std::launch::async, [&o, &g, &ck, &stages, cache] {
     auto t0 = std::chrono::steady_clock::now();
-    Section s = selftestSection(g, ck, stages, o.selftest, cpuTolerance(o), referenceCache(o, cache));
+    Section s = selftestSection(g, ck, stages, o.selftest, cpuTolerance(o), referenceCache(o, ck, cache));
     return TimedSection{std::move(s), seconds(t0)};
   });
 }

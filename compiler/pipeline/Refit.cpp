@@ -44,7 +44,10 @@ Section sourceSection(const CompileOptions& o) {
 }
 
 RefitInputs readRefitInputs(const CompileOptions& given) {
-  const std::vector<Section> old = readArtifact(given.refit);
+  // Its weights are made again: only the code and what it was compiled from are kept.
+  const std::vector<Section> old = readArtifact(given.refit, [](const std::string& name) {
+    return name.rfind("code.", 0) == 0 || name == KIME_SECTION_SOURCE || name == KIME_SECTION_MANIFEST;
+  });
   const Section* source = findSection(old, KIME_SECTION_SOURCE);
   if (!source)
     throw CompileError(given.refit +
@@ -101,7 +104,8 @@ bool canUpdateByRefit(const CompileOptions& o, std::ostream& log) {
   if (o.output.empty() || !std::filesystem::exists(o.output, ec)) return false;
   const std::string full = "update: compiling " + o.output + " in full: ";
   try {
-    const std::vector<Section> old = readArtifact(o.output);
+    const std::vector<Section> old =
+        readArtifact(o.output, [](const std::string& name) { return name == KIME_SECTION_SOURCE; });
     const Section* source = findSection(old, KIME_SECTION_SOURCE);
     if (!source) return log << full << "it records no source\n", false;
     const std::string why =

@@ -58,8 +58,7 @@ std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const 
   mapInChildren(
       1, 1,
       [&](size_t) {
-        const RefWeights w = loadRefWeights(g, ck);
-        RefSession reference(g, w);
+        RefSession reference(g, ck);
         OJson all = OJson::array();
         for (size_t i : missing) {
           RefOutputs want;

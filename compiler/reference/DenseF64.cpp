@@ -19,16 +19,24 @@ const DenseKernels& kernels() {
 
 }  // namespace
 
-PackedWeight packWeight(const double* w, size_t out, size_t in) {
+namespace {
+
+template <typename T>
+PackedWeight packRows(const T* w, size_t out, size_t in) {
   const size_t panels = (out + kPanel - 1) / kPanel;
   PackedWeight p{in, out, zeros(panels * in * kPanel)};
   for (size_t o0 = 0; o0 < out; o0 += kPanel) {
     double* panel = p.panels.data() + o0 * in;
     for (size_t o = o0; o < out && o < o0 + kPanel; ++o)
-      for (size_t i = 0; i < in; ++i) panel[i * kPanel + o - o0] = w[o * in + i];
+      for (size_t i = 0; i < in; ++i) panel[i * kPanel + o - o0] = double(w[o * in + i]);
   }
   return p;
 }
+
+}  // namespace
+
+PackedWeight packWeight(const double* w, size_t out, size_t in) { return packRows(w, out, in); }
+PackedWeight packWeight(const float* w, size_t out, size_t in) { return packRows(w, out, in); }
 
 void linearRows(const double* x, const PackedWeight& w, const double* bias, double* y, size_t begin, size_t end) {
   kernels().linearRows(x, w, bias, y, begin, end);

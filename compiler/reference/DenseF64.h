@@ -21,6 +21,7 @@ struct PackedWeight {
   std::vector<double> panels;
 };
 PackedWeight packWeight(const double* w, size_t out, size_t in);
+PackedWeight packWeight(const float* w, size_t out, size_t in);  // each element widened
 
 // y[r][o] = bias[o] + sum over i ascending of x[r][i] * w[o][i], for rows [begin, end).
 // `bias` may be null (the sum starts at 0). x rows are `w.in` apart, y rows `w.out` apart.

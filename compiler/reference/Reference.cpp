@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -13,7 +14,12 @@ namespace kime {
 RefWeights loadRefWeights(const Graph& g, const Checkpoint& c) {
   c.checkAgainst(g);
   RefWeights w;
-  for (const WeightDecl& d : g.weights) w.emplace(d.name, c.find(d.name)->toDouble());
+  for (const WeightDecl& d : g.weights) {
+    const TensorView* t = c.find(d.name);
+    std::vector<double> v = ref::zeros(t->count());
+    t->widen(v.data());
+    w.emplace(d.name, std::move(v));
+  }
   return w;
 }
 
@@ -113,8 +119,12 @@ class Evaluator {
     values_["mcu"] = vectorOf(b.mcu);
     values_["qtype"] = vectorOf(b.qtype);
     seqs_ = b.seqs();
-    for (const WeightDecl& d : g.weights)
-      values_[d.name] = Value{size_t(d.shape[0]), d.shape.size() > 1 ? size_t(d.shape[1]) : 0, {}, &w.at(d.name)};
+    static const std::vector<double> kPackedOnly;  // a weight only linears read: never read unpacked
+    for (const WeightDecl& d : g.weights) {
+      auto it = w.find(d.name);
+      const std::vector<double>* v = it != w.end() || !packed.count(d.name) ? &w.at(d.name) : &kPackedOnly;
+      values_[d.name] = Value{size_t(d.shape[0]), d.shape.size() > 1 ? size_t(d.shape[1]) : 0, {}, v};
+    }
   }
 
   std::optional<Error> run(RefOutputs& out) {
@@ -365,40 +375,82 @@ std::string describe(Tolerance t) {
 
 namespace {
 
-// The weights that linears read, repacked for DenseF64 (by graph name), on the machine's threads.
-PackedWeights packLinearWeights(const Graph& g, const RefWeights& w) {
-  std::vector<std::pair<const WeightDecl*, const std::vector<double>*>> todo;
-  for (const Node& n : g.nodes) {
-    if (n.kind != OpKind::Linear) continue;
-    auto weight = w.find(n.operands[1]);
-    const WeightDecl* d = nullptr;
-    for (const WeightDecl& decl : g.weights)
-      if (decl.name == n.operands[1]) d = &decl;
-    if (weight == w.end() || !d || d->shape.size() != 2) continue;  // a computed value: packed where used
-    todo.push_back({d, &weight->second});
-  }
+// The rank-2 weights that linears read as their weight operand, each once.
+std::vector<const WeightDecl*> linearWeights(const Graph& g) {
+  std::set<std::string> read;
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::Linear) read.insert(n.operands[1]);
+  std::vector<const WeightDecl*> out;
+  for (const WeightDecl& d : g.weights)
+    if (d.shape.size() == 2 && read.count(d.name)) out.push_back(&d);
+  return out;
+}
+
+// The weights that nothing but a linear's weight operand reads (not an output either).
+std::set<std::string> linearOnlyWeights(const Graph& g) {
+  std::set<std::string> other = {g.logits, g.act};
+  for (const Node& n : g.nodes)
+    for (size_t i = 0; i < n.operands.size(); ++i)
+      if (n.kind != OpKind::Linear || i != 1) other.insert(n.operands[i]);
+  std::set<std::string> out;
+  for (const WeightDecl* d : linearWeights(g))
+    if (!other.count(d->name)) out.insert(d->name);
+  return out;
+}
+
+// The weights that linears read, repacked for DenseF64 (by graph name), on the machine's threads:
+// from `w` where it has them, else widened straight from the checkpoint `ck`.
+PackedWeights packLinearWeights(const Graph& g, const RefWeights& w, const Checkpoint* ck) {
+  const std::vector<const WeightDecl*> todo = linearWeights(g);
   std::vector<ref::PackedWeight> packed(todo.size());
   parallelRows(todo.size(), [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i)
-      packed[i] =
-          ref::packWeight(todo[i].second->data(), size_t(todo[i].first->shape[0]), size_t(todo[i].first->shape[1]));
+    for (size_t i = begin; i < end; ++i) {
+      const size_t out = size_t(todo[i]->shape[0]), in = size_t(todo[i]->shape[1]);
+      if (auto it = w.find(todo[i]->name); it != w.end())
+        packed[i] = ref::packWeight(it->second.data(), out, in);
+      else if (ck)
+        packed[i] = ref::packWeight(ck->find(todo[i]->name)->toFloat().data(), out, in);
+    }
   });
   PackedWeights out;
-  for (size_t i = 0; i < todo.size(); ++i) out.emplace(todo[i].first->name, std::move(packed[i]));
+  for (size_t i = 0; i < todo.size(); ++i)
+    if (!packed[i].panels.empty()) out.emplace(todo[i]->name, std::move(packed[i]));
   return out;
+}
+
+// A checkpoint's weights widened to f64, but for those only linears read (packed from it instead).
+RefWeights widenUnpacked(const Graph& g, const Checkpoint& c) {
+  c.checkAgainst(g);
+  const std::set<std::string> packedOnly = linearOnlyWeights(g);
+  RefWeights w;
+  for (const WeightDecl& d : g.weights) {
+    if (packedOnly.count(d.name)) continue;
+    const TensorView* t = c.find(d.name);
+    std::vector<double> v = ref::zeros(t->count());
+    t->widen(v.data());
+    w.emplace(d.name, std::move(v));
+  }
+  return w;
 }
 
 }  // namespace
 
 struct RefSession::State {
+  State(const Graph& graph, const RefWeights& weights)
+      : g(graph), w(weights), packed(packLinearWeights(g, w, nullptr)) {}
+  State(const Graph& graph, const Checkpoint& ck)
+      : g(graph), owned(widenUnpacked(g, ck)), w(owned), packed(packLinearWeights(g, w, &ck)) {}
+
   const Graph& g;
+  RefWeights owned;  // a checkpoint's session: its weights but those only linears read
   const RefWeights& w;
   PackedWeights packed;
   StoragePool pool;
 };
 
-RefSession::RefSession(const Graph& g, const RefWeights& w) : state_(new State{g, w, packLinearWeights(g, w), {}}) {}
+RefSession::RefSession(const Graph& g, const RefWeights& w) : state_(new State(g, w)) {}
 
+RefSession::RefSession(const Graph& g, const Checkpoint& ck) : state_(new State(g, ck)) {}
 RefSession::~RefSession() = default;
 
 std::optional<Error> RefSession::evaluate(const Batch& batch, RefOutputs& out) {

@@ -45,6 +45,10 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c);
 class RefSession {
  public:
   RefSession(const Graph& g, const RefWeights& w);
+  // On a checkpoint's weights (checked against `g`, CompileError): a weight that only linears
+  // read is widened straight into its packed form, with no f64 copy of it kept. `ck` need only
+  // outlive the constructor.
+  RefSession(const Graph& g, const Checkpoint& ck);
   ~RefSession();
   [[nodiscard]] std::optional<Error> evaluate(const Batch& batch, RefOutputs& out);
 

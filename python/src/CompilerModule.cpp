@@ -77,7 +77,7 @@ py::tuple reference(const std::string& graph, const std::string& weights, py::ha
   compileStep([&](std::ostream&) {
     const Graph g = readGraphFile(graph);
     auto ck = Checkpoint::open(weights);
-    err = evaluateReference(g, loadRefWeights(g, *ck), in.batch(), out);
+    err = RefSession(g, *ck).evaluate(in.batch(), out);
   });
   if (err) raise(*err);
   py::array_t<double> logits(py::ssize_t(out.logits.size()));

@@ -14,10 +14,10 @@ int runReference(const Args& args) {
   }
   Graph g = readGraphFile(args.positional[0]);
   auto checkpoint = Checkpoint::open(args.positional[1]);
-  RefWeights weights = loadRefWeights(g, *checkpoint);
+  RefSession reference(g, *checkpoint);
   tooling::OwnedBatch batch = tooling::readBatchFile(args.positional[2]);
   RefOutputs out;
-  if (auto err = evaluateReference(g, weights, batch.view(), out)) {
+  if (auto err = reference.evaluate(batch.view(), out)) {
     std::cerr << "kime-run: " << args.positional[2] << ": " << err->text() << "\n";
     return 1;
   }

@@ -1,0 +1,75 @@
+// A reference session built on a checkpoint (weights that only linears read packed straight from
+// it, with no f64 copy) computes the same bits as one built on every weight widened to f64.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "graph/ModelConfig.h"
+#include "graph/RandomGraph.h"
+#include "kime/tooling/BatchGen.h"
+#include "reference/Reference.h"
+
+namespace kime {
+namespace {
+
+// `g`'s weights from `seed`, written as a safetensors file and opened again.
+std::unique_ptr<Checkpoint> checkpointOf(const Graph& g, uint64_t seed) {
+  auto values = randomWeights(g, seed);
+  std::vector<TensorData> tensors;
+  for (const WeightDecl& w : g.weights) tensors.push_back({w.name, w.dtype, w.shape, values.at(w.name)});
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("kime-refsession-" + std::to_string(getpid()) + "-" + std::to_string(seed) + ".st"))
+                               .string();
+  writeSafetensors(path, tensors, {});
+  auto ck = Checkpoint::open(path);
+  std::filesystem::remove(path);  // the mapping stays
+  return ck;
+}
+
+// Every batch of two buckets, both ways, bit for bit; returns the batches compared.
+int expectSameBits(const Graph& g, uint64_t seed) {
+  auto ck = checkpointOf(g, seed);
+  const RefWeights widened = loadRefWeights(g, *ck);
+  RefSession all(g, widened), packed(g, *ck);
+  int compared = 0;
+  for (const Bucket& b : {Bucket{16, 3, 6}, Bucket{64, 8, 16}})
+    for (const auto& nb : tooling::bucketBatches(b, size_t(g.vocab), size_t(g.types), learnedPositions(g), seed)) {
+      SCOPED_TRACE(nb.name);
+      RefOutputs want, got;
+      auto errWant = all.evaluate(nb.batch.view(), want), errGot = packed.evaluate(nb.batch.view(), got);
+      EXPECT_EQ(bool(errWant), bool(errGot));
+      if (errWant || errGot) continue;
+      EXPECT_EQ(got.logits, want.logits);
+      EXPECT_EQ(got.act, want.act);
+      ++compared;
+    }
+  return compared;
+}
+
+TEST(ReferenceSession, FromACheckpointGivesTheSameBitsOnRandomGraphs) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    for (GraphFamily family : {GraphFamily::Any, GraphFamily::Encoder})
+      EXPECT_GT(expectSameBits(randomGraph(seed, family, 64), seed), 0);
+  }
+}
+
+// A table that a gather reads and a linear reads as its weight (tied embeddings) is widened, not
+// only packed: the gather still reads it.
+TEST(ReferenceSession, AWeightReadByALinearAndAnotherOpIsKept) {
+  ModelConfig c;
+  c.vocab = 11, c.types = 2, c.hidden = 8, c.layers = 1, c.heads = 2, c.kvHeads = 1, c.ffn = 12;
+  c.act = "gelu", c.pos = "rope", c.norm = "rms", c.bias = false;
+  Graph g = buildEncoderGraph(c, shapes::DType::F32, "tied");
+  const Node* gather = nullptr;
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::GatherRows && !gather) gather = &n;
+  ASSERT_NE(gather, nullptr);
+  const std::string table = gather->operands[0], rows = gather->name;
+  g.nodes.push_back({OpKind::Linear, "tied_head", {rows, table, ""}, {}});
+  EXPECT_GT(expectSameBits(g, 3), 0);
+}
+
+}  // namespace
+}  // namespace kime
