@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <sstream>
 
 #include "checkpoint/Safetensors.h"
@@ -53,24 +54,45 @@ RefWeights writeInputs(const Graph& g, uint64_t seed, const fs::path& dir) {
   return w;
 }
 
+// The weights, each moved by up to one f32 rounding (2^-24 relative), in a random direction.
+RefWeights nudged(const RefWeights& weights, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  RefWeights out = weights;
+  for (auto& [name, v] : out)
+    for (double& x : v) x *= 1 + std::ldexp(u(rng), -24);
+  return out;
+}
+
 // Runs every bucket's generated batches on the executor and the reference; records the worst.
+// Each output may be off by the f32 tolerance plus kConditioning times how far the reference
+// moves when the weights are nudged by one f32 rounding: a deep random Graph can amplify f32
+// rounding past the fixed tolerance (attention at a large scale, norms of small rows), and that
+// is its conditioning, not a wrong kernel. A wrong sign or magnitude is still far outside.
 void compare(const Graph& g, const RefWeights& weights, Executor& exec, const std::vector<Bucket>& buckets,
              uint64_t seed, Result& r) {
-  auto check = [&](float got, double want, const std::string& what) {
+  constexpr double kConditioning = 16;
+  auto check = [&](float got, double want, double moved, const std::string& what) {
     const double err = std::fabs(double(got) - want);
-    r.worst = std::max(r.worst, err / (kF32Tolerance.abs + kF32Tolerance.rel * std::fabs(want)));
+    const double fixed = kF32Tolerance.abs + kF32Tolerance.rel * std::fabs(want);
+    r.worst = std::max(r.worst, err / (fixed + kConditioning * moved));
     r.worstRel = std::max(r.worstRel, err / std::max(std::fabs(want), 1e-3));
-    if (withinTolerance(got, want, kF32Tolerance) && std::isfinite(got)) return;
-    if (r.mismatches++ == 0) r.firstMismatch = what + ": got " + std::to_string(got) + ", want " + std::to_string(want);
+    if (err > fixed && err <= fixed + kConditioning * moved) ++r.conditioned;
+    if (err <= fixed + kConditioning * moved && std::isfinite(got)) return;
+    if (r.mismatches++ == 0)
+      r.firstMismatch = what + ": got " + std::to_string(got) + ", want " + std::to_string(want) + " (moved " +
+                        std::to_string(moved) + " by a nudge of the weights)";
   };
-  RefSession reference(g, weights);
+  const RefWeights nudgedWeights = nudged(weights, seed);
+  RefSession reference(g, weights), nudgedReference(g, nudgedWeights);
   for (size_t b = 0; b < buckets.size(); ++b) {
     for (const auto& nb :
          tooling::bucketBatches(buckets[b], size_t(g.vocab), size_t(g.types), learnedPositions(g), seed + b)) {
       Outputs got;
-      RefOutputs want;
+      RefOutputs want, near;
       auto err = exec.runInBucket(b, nb.batch.view(), got);
       auto refErr = reference.evaluate(nb.batch.view(), want);
+      if (!refErr) refErr = nudgedReference.evaluate(nb.batch.view(), near);
       ++r.batches;
       const std::string where = "bucket " + std::to_string(b) + " batch " + nb.name;
       if (err || refErr) {
@@ -82,9 +104,12 @@ void compare(const Graph& g, const RefWeights& weights, Executor& exec, const st
         continue;
       }
       for (size_t k = 0; k < want.logits.size(); ++k)
-        check(got.logits[k], want.logits[k], where + " logit " + std::to_string(k));
+        check(got.logits[k], want.logits[k], std::fabs(near.logits[k] - want.logits[k]),
+              where + " logit " + std::to_string(k));
       for (size_t s = 0; s < want.act.size(); ++s)
-        for (int c = 0; c < 2; ++c) check(got.act[s][c], want.act[s][c], where + " act " + std::to_string(s));
+        for (int c = 0; c < 2; ++c)
+          check(got.act[s][c], want.act[s][c], std::fabs(near.act[s][c] - want.act[s][c]),
+                where + " act " + std::to_string(s));
     }
   }
 }
@@ -157,7 +182,7 @@ void Summary::add(const Result& r) {
   else
     ++compiled;
   if (r.mismatches) ++mismatched;
-  batches += r.batches, kernels += r.kernels, generic += r.generic;
+  batches += r.batches, kernels += r.kernels, generic += r.generic, conditioned += r.conditioned;
   worst = std::max(worst, r.worst), worstRel = std::max(worstRel, r.worstRel);
 }
 
@@ -168,6 +193,7 @@ std::string describe(const Result& r) {
   if (!r.refused.empty()) return s.str() + "REFUSED: " + r.refused;
   s << r.kernels << " kernels (" << r.generic << " generic), " << r.batches << " batches (" << r.refusedBatches
     << " refused by both) on " << r.targets << ", worst " << r.worst << " of the tolerance";
+  if (r.conditioned) s << ", " << r.conditioned << " outputs past the fixed tolerance within the conditioning";
   if (r.mismatches) s << ", MISMATCHED " << r.mismatches << "x, first " << r.firstMismatch;
   return s.str();
 }
@@ -176,11 +202,12 @@ std::string table(const Summary& s, const Options& o) {
   std::ostringstream t;
   t.precision(3);
   t << "\n| family | graphs | compiled | refused | mismatched | batches | kernels (generic) | worst error / tolerance "
-       "| worst relative error |\n"
-    << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+       "| worst relative error | outputs past the fixed tolerance, within the conditioning |\n"
+    << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
     << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << (o.fusion ? "" : " (no fusion)") << " | "
     << s.graphs << " | " << s.compiled << " | " << s.refused << " | " << s.mismatched << " | " << s.batches << " | "
-    << s.kernels << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " |\n";
+    << s.kernels << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " | " << s.conditioned
+    << " |\n";
   return t.str();
 }
 
