@@ -206,8 +206,7 @@ std::string table(const Summary& s, const Options& o) {
     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
     << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << (o.fusion ? "" : " (no fusion)") << " | "
     << s.graphs << " | " << s.compiled << " | " << s.refused << " | " << s.mismatched << " | " << s.batches << " | "
-    << s.kernels << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " | " << s.conditioned
-    << " |\n";
+    << s.kernels << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " | " << s.conditioned << " |\n";
   return t.str();
 }
 

@@ -23,9 +23,9 @@ struct Result {
   size_t batches = 0, refusedBatches = 0, mismatches = 0;
   std::string firstMismatch;
   size_t conditioned = 0;  // outputs past kF32Tolerance but within the Graph's conditioning (compare)
-  double worst = 0;     // the largest |got - want| as a share of the tolerance
-  double worstRel = 0;  // and the largest relative error, |got - want| / max(|want|, 1e-3)
-  std::string targets;  // the CPU code that ran
+  double worst = 0;        // the largest |got - want| as a share of the tolerance
+  double worstRel = 0;     // and the largest relative error, |got - want| / max(|want|, 1e-3)
+  std::string targets;     // the CPU code that ran
 
   bool ok() const { return refused.empty() && mismatches == 0; }
 };
@@ -38,8 +38,7 @@ void writeGraph(uint64_t seed, GraphFamily family, const std::string& dir);
 Result runGraph(uint64_t seed, const Options& o);
 
 struct Summary {
-  size_t graphs = 0, compiled = 0, refused = 0, mismatched = 0, batches = 0, kernels = 0, generic = 0,
-         conditioned = 0;
+  size_t graphs = 0, compiled = 0, refused = 0, mismatched = 0, batches = 0, kernels = 0, generic = 0, conditioned = 0;
   double worst = 0, worstRel = 0;
 
   void add(const Result& r);
