@@ -7,7 +7,8 @@
 #define KIME_REFERENCE_DENSEF64_H
 
 #include <cstddef>
-#include <vector>
+
+#include "HugePages.h"
 
 namespace kime::ref {
 
@@ -18,7 +19,7 @@ constexpr size_t kPanel = 16;
 // as in x kPanel (input-major), the last panel padded with zero rows.
 struct PackedWeight {
   size_t in = 0, out = 0;
-  std::vector<double> panels;
+  Doubles panels;
 };
 PackedWeight packWeight(const double* w, size_t out, size_t in);
 PackedWeight packWeight(const float* w, size_t out, size_t in);  // each element widened

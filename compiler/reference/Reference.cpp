@@ -16,7 +16,7 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c) {
   RefWeights w;
   for (const WeightDecl& d : g.weights) {
     const TensorView* t = c.find(d.name);
-    std::vector<double> v = ref::zeros(t->count());
+    std::vector<double> v(t->count());
     t->widen(v.data());
     w.emplace(d.name, std::move(v));
   }
@@ -28,11 +28,24 @@ namespace {
 // A value: rows x cols, or a vector (cols == 0 marks rank 1, stored as one column). A weight
 // refers to the caller's storage instead of owning a copy.
 struct Value {
+  // Its numbers, wherever they are kept.
+  struct Numbers {
+    const double* first;
+    size_t count;
+    const double* data() const { return first; }
+    size_t size() const { return count; }
+    double operator[](size_t i) const { return first[i]; }
+    const double* begin() const { return first; }
+    const double* end() const { return first + count; }
+  };
+
   size_t rows = 0, cols = 0;
-  std::vector<double> data;
+  ref::Doubles data;
   const std::vector<double>* shared = nullptr;
 
-  const std::vector<double>& values() const { return shared ? *shared : data; }
+  Numbers values() const {
+    return shared ? Numbers{shared->data(), shared->size()} : Numbers{data.data(), data.size()};
+  }
   size_t width() const { return cols ? cols : 1; }
   double* row(size_t r) { return data.data() + r * width(); }
   const double* row(size_t r) const { return values().data() + r * width(); }
@@ -57,22 +70,22 @@ using PackedWeights = std::map<std::string, ref::PackedWeight>;
 class StoragePool {
  public:
   // n zeros, in the smallest free vector that holds them.
-  std::vector<double> take(size_t n) {
+  ref::Doubles take(size_t n) {
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it)
       if (it->capacity() >= n && (best == free_.end() || it->capacity() < best->capacity())) best = it;
     if (best == free_.end()) return ref::zeros(n);
-    std::vector<double> v = std::move(*best);
+    ref::Doubles v = std::move(*best);
     free_.erase(best);
     v.assign(n, 0.0);
     return v;
   }
-  void give(std::vector<double>&& v) {
+  void give(ref::Doubles&& v) {
     if (v.capacity()) free_.push_back(std::move(v));
   }
 
  private:
-  std::vector<std::vector<double>> free_;
+  std::vector<ref::Doubles> free_;
 };
 
 template <typename T>
@@ -144,7 +157,7 @@ class Evaluator {
     }
     const Value& logits = values_.at(g_.logits);
     const Value& act = values_.at(g_.act);
-    out.logits = logits.values();
+    out.logits.assign(logits.values().begin(), logits.values().end());
     out.act.resize(act.rows);
     for (size_t s = 0; s < act.rows; ++s) out.act[s] = {act.row(s)[0], act.row(s)[1]};
     return std::nullopt;
@@ -426,7 +439,7 @@ RefWeights widenUnpacked(const Graph& g, const Checkpoint& c) {
   for (const WeightDecl& d : g.weights) {
     if (packedOnly.count(d.name)) continue;
     const TensorView* t = c.find(d.name);
-    std::vector<double> v = ref::zeros(t->count());
+    std::vector<double> v(t->count());
     t->widen(v.data());
     w.emplace(d.name, std::move(v));
   }

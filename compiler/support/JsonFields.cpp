@@ -43,10 +43,15 @@ std::string readFile(const std::string& path) {
 }
 
 void writeFileAtomic(const std::string& path, const std::string& data) {
+  writeFileAtomic(path, std::vector<std::string_view>{data});
+}
+
+void writeFileAtomic(const std::string& path, const std::vector<std::string_view>& pieces) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw CompileError(path + ": cannot write: " + std::strerror(errno));
-  bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  bool ok = true;
+  for (std::string_view p : pieces) ok = ok && std::fwrite(p.data(), 1, p.size(), f) == p.size();
   ok = (std::fflush(f) == 0) && ok;
   ok = (std::fclose(f) == 0) && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {

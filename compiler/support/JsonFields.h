@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "support/Diagnostic.h"
 
@@ -21,6 +23,8 @@ std::string readFile(const std::string& path);
 // Writes `data` to `path` through a temporary file and a rename, so an error never leaves a
 // half-written file and an existing file is only replaced by a complete one.
 void writeFileAtomic(const std::string& path, const std::string& data);
+// The same for a file made of `pieces`, written one after the other.
+void writeFileAtomic(const std::string& path, const std::vector<std::string_view>& pieces);
 
 // `where` names the object in messages, e.g. "graph.json: node 3 (linear \"q\")".
 void requireObject(const Json& j, const std::string& where);
