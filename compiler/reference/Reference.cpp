@@ -2,6 +2,7 @@
 
 #include "DenseF64.h"
 #include "HugePages.h"
+#include "quant/Int8.h"
 
 #include <algorithm>
 #include <cmath>
@@ -64,6 +65,7 @@ void parallelRows(size_t n, F f) {
 }
 
 using PackedWeights = std::map<std::string, ref::PackedWeight>;
+using Int8Weights = std::map<std::string, int8::QuantizedWeight>;
 
 // Freed values' storage, handed out again: a large batch's intermediates are tens of MB each,
 // and fresh pages cost more than the arithmetic done on them (HugePages.h).
@@ -124,8 +126,9 @@ class KeysTransposed {
 
 class Evaluator {
  public:
-  Evaluator(const Graph& g, const RefWeights& w, const Batch& b, const PackedWeights& packed, StoragePool& pool)
-      : g_(g), packed_(packed), pool_(pool) {
+  Evaluator(const Graph& g, const RefWeights& w, const Batch& b, const PackedWeights& packed, const Int8Weights& int8,
+            StoragePool& pool)
+      : g_(g), packed_(packed), int8_(int8), pool_(pool) {
     values_["ids"] = vectorOf(b.ids);
     values_["cu"] = vectorOf(b.cu);
     values_["markers"] = vectorOf(b.markers);
@@ -286,6 +289,7 @@ class Evaluator {
   }
 
   Value linear(const Value& x, const Value& w, const Value* bias, const std::string& wName) {
+    if (auto q = int8_.find(wName); q != int8_.end() && w.shared) return linearInt8(x, q->second, bias);
     Value out = matrix(x.rows, w.rows);
     auto given = packed_.find(wName);
     const bool reuse = given != packed_.end() && w.shared;
@@ -294,6 +298,27 @@ class Evaluator {
     const double* b = bias ? bias->values().data() : nullptr;
     parallelRows(x.rows, [&](size_t begin, size_t end) {
       ref::linearRows(x.values().data(), packed, b, out.data.data(), begin, end);
+    });
+    return out;
+  }
+
+  // quant/Int8.h's arithmetic: each row quantized from its f32 values, the sums in int32, then
+  // scaled (here in f64).
+  Value linearInt8(const Value& x, const int8::QuantizedWeight& w, const Value* bias) {
+    Value out = matrix(x.rows, w.out);
+    parallelRows(x.rows, [&](size_t begin, size_t end) {
+      std::vector<float> row(w.in);
+      std::vector<int8_t> q(w.in);
+      for (size_t r = begin; r < end; ++r) {
+        for (size_t i = 0; i < w.in; ++i) row[i] = float(x.row(r)[i]);
+        const double scale = int8::quantizeRow(row.data(), w.in, q.data());
+        for (size_t o = 0; o < w.out; ++o) {
+          const int8_t* wq = w.q.data() + o * w.in;
+          int32_t sum = 0;
+          for (size_t i = 0; i < w.in; ++i) sum += int32_t(q[i]) * int32_t(wq[i]);
+          out.row(r)[o] = double(sum) * (scale * double(w.scale[o])) + (bias ? bias->values()[o] : 0.0);
+        }
+      }
     });
     return out;
   }
@@ -366,6 +391,7 @@ class Evaluator {
 
   const Graph& g_;
   const PackedWeights& packed_;
+  const Int8Weights& int8_;  // the linears computed as int8 kernels compute them
   std::map<std::string, Value> values_;
   StoragePool& pool_;
   size_t seqs_ = 0;
@@ -446,30 +472,46 @@ RefWeights widenUnpacked(const Graph& g, const Checkpoint& c) {
   return w;
 }
 
+// The weights of the linears that take int8 (int8::takesInt8), quantized from the checkpoint.
+Int8Weights quantizeLinearWeights(const Graph& g, const Checkpoint& ck) {
+  Int8Weights out;
+  for (const WeightDecl* d : linearWeights(g)) {
+    const size_t rows = size_t(d->shape[0]), cols = size_t(d->shape[1]);
+    if (int8::takesInt8(rows, cols))
+      out.emplace(d->name, int8::quantizeWeight(ck.find(d->name)->toFloat().data(), rows, cols));
+  }
+  return out;
+}
+
 }  // namespace
 
 struct RefSession::State {
   State(const Graph& graph, const RefWeights& weights)
       : g(graph), w(weights), packed(packLinearWeights(g, w, nullptr)) {}
-  State(const Graph& graph, const Checkpoint& ck)
-      : g(graph), owned(widenUnpacked(g, ck)), w(owned), packed(packLinearWeights(g, w, &ck)) {}
+  State(const Graph& graph, const Checkpoint& ck, RefLinears linears)
+      : g(graph),
+        owned(widenUnpacked(g, ck)),
+        w(owned),
+        packed(packLinearWeights(g, w, &ck)),
+        int8(linears == RefLinears::Int8 ? quantizeLinearWeights(g, ck) : Int8Weights{}) {}
 
   const Graph& g;
   RefWeights owned;  // a checkpoint's session: its weights but those only linears read
   const RefWeights& w;
   PackedWeights packed;
+  Int8Weights int8;
   StoragePool pool;
 };
 
 RefSession::RefSession(const Graph& g, const RefWeights& w) : state_(new State(g, w)) {}
 
-RefSession::RefSession(const Graph& g, const Checkpoint& ck) : state_(new State(g, ck)) {}
+RefSession::RefSession(const Graph& g, const Checkpoint& ck, RefLinears linears) : state_(new State(g, ck, linears)) {}
 RefSession::~RefSession() = default;
 
 std::optional<Error> RefSession::evaluate(const Batch& batch, RefOutputs& out) {
   const Graph& g = state_->g;
   if (auto err = checkBatch(batch, size_t(g.vocab), size_t(g.types), learnedPositions(g))) return err;
-  return Evaluator(g, state_->w, batch, state_->packed, state_->pool).run(out);
+  return Evaluator(g, state_->w, batch, state_->packed, state_->int8, state_->pool).run(out);
 }
 
 std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch, RefOutputs& out) {

@@ -39,6 +39,9 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c);
 [[nodiscard]] std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch,
                                                      RefOutputs& out);
 
+// The linears' arithmetic: exact (f64), or int8's (quantized weights and rows, int32 sums).
+enum class RefLinears { Exact, Int8 };
+
 // evaluateReference for many batches of one model: the weights that linears read are repacked
 // once (DenseF64.h), and the storage of one batch's intermediates serves the next. `g` and `w`
 // must outlive it. One batch at a time (each evaluation runs on the machine's threads).
@@ -47,8 +50,9 @@ class RefSession {
   RefSession(const Graph& g, const RefWeights& w);
   // On a checkpoint's weights (checked against `g`, CompileError): a weight that only linears
   // read is widened straight into its packed form, with no f64 copy of it kept. `ck` need only
-  // outlive the constructor.
-  RefSession(const Graph& g, const Checkpoint& ck);
+  // outlive the constructor. With RefLinears::Int8, the linears that take int8 compute as the
+  // int8 kernels do (quant/Int8.h): what --cpu-precision int8 costs in accuracy, measured.
+  RefSession(const Graph& g, const Checkpoint& ck, RefLinears linears = RefLinears::Exact);
   ~RefSession();
   [[nodiscard]] std::optional<Error> evaluate(const Batch& batch, RefOutputs& out);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "graph/ModelConfig.h"
@@ -69,6 +70,40 @@ TEST(ReferenceSession, AWeightReadByALinearAndAnotherOpIsKept) {
   const std::string table = gather->operands[0], rows = gather->name;
   g.nodes.push_back({OpKind::Linear, "tied_head", {rows, table, ""}, {}});
   EXPECT_GT(expectSameBits(g, 3), 0);
+}
+
+// RefLinears::Int8 costs accuracy (it quantizes: outputs move) but keeps every output of any
+// size on its sign and within a few percent of the largest.
+TEST(ReferenceSession, Int8LinearsMoveTheOutputsALittle) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const Graph g = randomGraph(seed, GraphFamily::Encoder, 64);
+    auto ck = checkpointOf(g, seed);
+    RefSession exact(g, *ck), int8(g, *ck, RefLinears::Int8);
+    std::vector<double> want, got;
+    for (const auto& nb :
+         tooling::bucketBatches(Bucket{64, 8, 16}, size_t(g.vocab), size_t(g.types), learnedPositions(g), seed)) {
+      RefOutputs w, q;
+      ASSERT_FALSE(exact.evaluate(nb.batch.view(), w));
+      ASSERT_FALSE(int8.evaluate(nb.batch.view(), q));
+      want.insert(want.end(), w.logits.begin(), w.logits.end());
+      got.insert(got.end(), q.logits.begin(), q.logits.end());
+      for (size_t i = 0; i < w.act.size(); ++i)
+        for (size_t k = 0; k < 2; ++k) want.push_back(w.act[i][k]), got.push_back(q.act[i][k]);
+    }
+    ASSERT_FALSE(want.empty());
+    double largest = 0, error = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      largest = std::max(largest, std::fabs(want[i]));
+      error = std::max(error, std::fabs(got[i] - want[i]));
+    }
+    EXPECT_GT(error, 1e-6 * largest);  // the linears were quantized
+    EXPECT_LT(error, 0.05 * largest);  // by 8 bits, not by a wrong scale
+    for (size_t i = 0; i < want.size(); ++i)
+      if (std::fabs(want[i]) > 0.2 * largest) {
+        EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << i;
+      }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+#include "quant/Int8.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kime::int8 {
+
+namespace {
+
+// round(v / scale), ties to even, within [-kMax, kMax]; v / scale is in that range up to rounding.
+// A NaN (a non-finite weight or input) becomes 0, not an undefined conversion.
+int8_t quantize(float v, float scale) {
+  const float r = std::nearbyint(v / scale);
+  if (std::isnan(r)) return 0;
+  return int8_t(std::clamp(r, float(-kMax), float(kMax)));
+}
+
+float scaleOf(const float* v, size_t n) {
+  float largest = 0;
+  for (size_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(v[i]));
+  return largest / float(kMax);
+}
+
+}  // namespace
+
+QuantizedWeight quantizeWeight(const float* w, size_t out, size_t in) {
+  QuantizedWeight r;
+  r.out = out, r.in = in;
+  r.q.resize(out * in);
+  r.scale.resize(out);
+  r.rowSum.resize(out);
+  for (size_t o = 0; o < out; ++o) {
+    r.scale[o] = quantizeRow(w + o * in, in, r.q.data() + o * in);
+    int32_t sum = 0;
+    for (size_t i = 0; i < in; ++i) sum += r.q[o * in + i];
+    r.rowSum[o] = sum;
+  }
+  return r;
+}
+
+float quantizeRow(const float* x, size_t n, int8_t* q) {
+  const float scale = scaleOf(x, n);
+  for (size_t i = 0; i < n; ++i) q[i] = scale > 0 ? quantize(x[i], scale) : int8_t(0);
+  return scale;
+}
+
+bool takesInt8(size_t out, size_t in) { return out > 16 && in % 4 == 0; }
+
+}  // namespace kime::int8
