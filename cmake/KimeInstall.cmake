@@ -15,7 +15,7 @@ install(DIRECTORY runtime/include/kime tooling/include/kime DESTINATION ${CMAKE_
 install(EXPORT kimeRuntimeTargets NAMESPACE kime:: DESTINATION ${KIME_CMAKE_DIR})
 
 if(KIME_BUILD_COMPILER)
-  install(TARGETS kime-compile kime-graph kime-opt kime-translate kime-buckets kime-sign kime-keygen
+  install(TARGETS kime-compile kime-graph kime-opt kime-translate kime-buckets kime-sign kime-keygen kime-int8-error
     EXPORT kimeCompilerTargets
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(EXPORT kimeCompilerTargets NAMESPACE kime:: DESTINATION ${KIME_CMAKE_DIR})
