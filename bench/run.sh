@@ -14,7 +14,8 @@
 #              DIR/bench_ort.js CASE SHAPE (one JSON line of timings) and onnxruntime-node
 #              installed under DIR/node/node_modules; SHAPES="1x16 8x16 ..."; THREADS=2;
 #              BF16=0 to leave out the bf16 columns (kime-compile --cpu-precision bf16, an opt-in
-#              timed beside the default f32 where the CPU has AVX512-BF16).
+#              timed beside the default f32 where the CPU has AVX512-BF16); INT8=0 to leave out
+#              ORT's int8 path (bench/onnx_int8.py, its own table).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 configs=("${@:-small base}")
@@ -79,10 +80,16 @@ PY
   : > "$case_dir/kime-bf16.txt"
   : > "$case_dir/ort.jsonl"
   : > "$case_dir/ort-avx2.jsonl"
-  peers=0
+  : > "$case_dir/ort-int8.jsonl"
+  peers=0 ort_int8=0
   if [ -n "${KIME_PEERS:-}" ] && [ -d "$KIME_PEERS/node/node_modules/onnxruntime-node" ]; then
     (cd "$KIME_PEERS" && /usr/bin/python3 export_onnx.py "$case_dir" > "$case_dir/export.log" 2>&1)
     peers=1
+    # ORT's own int8 path on kime's int8 weights (bench/onnx_int8.py), timed as a case of its own.
+    if [ "${INT8:-1}" != 0 ]; then
+      KIME_PEERS="$KIME_PEERS" /usr/bin/python3 "$root/bench/onnx_int8.py" "$case_dir" "$case_dir/int8" \
+        > "$case_dir/int8.log" 2>&1 && ort_int8=1
+    fi
   fi
   # Kime and ONNX Runtime take turns, shape by shape, ROUNDS times (the table takes each side's
   # median), so that the machine's slow and fast spells fall on both.
@@ -96,6 +103,7 @@ PY
       [ "$bf16" = 0 ] || "$bin/kime-run" "$case_dir/model-bf16.kime" --bench --stage "s$s" --threads "$threads" \
         --runs $runs --profile >> "$case_dir/kime-bf16.txt"
       [ "$peers" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort.jsonl")
+      [ "$ort_int8" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir/int8" "$s" >> "$case_dir/ort-int8.jsonl")
       [ "$peers" = 0 ] || [ "$ort_avx2" = 0 ] ||
         (cd "$KIME_PEERS" && LD_PRELOAD="$out/avx2_only.so" node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort-avx2.jsonl")
     done
@@ -179,5 +187,23 @@ for t in targets:
 bf16 = kime_rounds(f"{case}/kime-bf16.txt")
 if bf16:
     table("kime bf16 (--cpu-precision bf16), x86-64-avx512bf16", bf16, peaks["x86-64-avx512"], ort_native, native)
+# ORT's int8 path (bench/onnx_int8.py: the linears but the heads in int8, its own kernels) beside
+# ORT f32 and kime's fastest f32 path, in the same rounds; its error is in CASE/int8.log.
+ort_int8 = {k: median(v) for k, v in ort_runs(f"{case}/ort-int8.jsonl").items()}
+if ort_int8:
+    best = {}
+    for t in targets:
+        for key, r in kime_rounds(f"{case}/kime-{t}.txt").items():
+            best[key] = min(best.get(key, r[0]), r[0])
+    print(f"\n### ORT int8 (DynamicQuantizeLinear + MatMulInteger), {native}")
+    print(f"{'S x L':>7} {'ORT int8 ms':>11} {'ORT f32 ms':>10} {'f32/int8':>8} {'kime f32 ms':>11} {'kime/int8':>9}")
+    for s in shapes:
+        S, L = map(int, s.split("x"))
+        o8, o32, k = ort_int8.get((S, L)), ort_native.get((S, L)), best.get((S, L))
+        if not o8:
+            continue
+        o32 = median(o32) if o32 else None
+        print(f"{s:>7} {o8:11.2f} " + (f"{o32:10.2f} {o32 / o8:7.2f}x" if o32 else f"{'-':>10} {'-':>8}") + " " +
+              (f"{k:11.2f} {k / o8:8.2f}x" if k else f"{'-':>11} {'-':>9}"))
 PY
 done
