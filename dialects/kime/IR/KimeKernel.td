@@ -48,9 +48,10 @@ def Kime_GatherKind : I32EnumAttr<"GatherKind", "the rows a gather kernel takes"
 
 // A linear's CPU arithmetic (f32: the attribute is absent). bf16 (kime-fuse's
 // linear-arith=bf16) rounds each pair of inputs to bf16 for one dot-product instruction over
-// panels of 16 output columns; the sums stay f32.
+// panels of 16 output columns; the sums stay f32. int8 (linear-arith=int8) quantizes the weights
+// per output channel and each row of inputs at run time (compiler/quant/Int8.h), sums in int32.
 def Kime_Arithmetic : I32EnumAttr<"Arithmetic", "a linear kernel's CPU arithmetic", [
-    I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"bf16", 1>]> {
+    I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"bf16", 1>, I32EnumAttrCase<"int8", 2>]> {
   let cppNamespace = "::mlir::kime";
 }
 

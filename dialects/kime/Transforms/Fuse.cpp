@@ -184,11 +184,16 @@ void absorbEpilogue(KernelBuilder& k, bool packed) {
   }
 }
 
-// The linear's arithmetic: bf16 (when asked for) where its weights make whole panels of whole
-// pairs of inputs; a linear of other widths keeps f32.
-bool takesBf16(Value weight, Arithmetic asked) {
+// The linear's arithmetic: the one asked for where its weights make whole panels of whole
+// groups of inputs (pairs for bf16, fours for int8, which keeps the heads' few outputs in f32:
+// compiler/quant/Int8.h); a linear of other widths keeps f32.
+Arithmetic arithmeticOf(Value weight, Arithmetic asked) {
   auto dims = cast<KimeTensorType>(weight.getType()).getDims();
-  return asked == Arithmetic::bf16 && dims[0].value % kLinearPanelColumns == 0 && dims[1].value % 2 == 0;
+  const int64_t outs = dims[0].value, ins = dims[1].value;
+  const bool panels = outs % kLinearPanelColumns == 0;
+  if (asked == Arithmetic::bf16 && panels && ins % 2 == 0) return asked;
+  if (asked == Arithmetic::int8 && panels && outs > kLinearPanelColumns && ins % 4 == 0) return asked;
+  return Arithmetic::f32;
 }
 
 // mul(silu(linear(m, Wg)), linear(m, Wu)): one kernel over both weights, from either linear.
@@ -211,7 +216,7 @@ struct SwiGluPattern : OpRewritePattern<LinearOp> {
     k.add(R::weight_up, up.getWeight());
     k.add(R::bias_up, up.getBias());
     k.choices.act = Activation::swiglu;
-    k.choices.bf16 = takesBf16(gate.getWeight(), arith);
+    k.choices.arith = arithmeticOf(gate.getWeight(), arith);
     for (Operation* o : {gate.getOperation(), silu.getOperation(), up.getOperation(), mul.getOperation()})
       k.absorbed.push_back(o);
     k.result = mul.getResult();
@@ -234,7 +239,7 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     k.add(R::x, l.getX());  // normed, when a norm is in front, by a norm kernel (NormPattern)
     k.add(R::weight, l.getWeight());
     k.add(R::bias, l.getBias());
-    k.choices.bf16 = packed && takesBf16(l.getWeight(), arith);
+    k.choices.arith = packed ? arithmeticOf(l.getWeight(), arith) : Arithmetic::f32;
     k.absorbed.push_back(l);
     k.result = l.getResult();
     if (fusion) {
@@ -324,7 +329,7 @@ struct FusePass : impl::FuseBase<FusePass> {
   void runOnOperation() override {
     std::optional<Arithmetic> arith = symbolizeArithmetic(linearArith);
     if (!arith) {
-      getOperation().emitError("kime-fuse: linear-arith must be f32 or bf16, not \"") << linearArith << "\"";
+      getOperation().emitError("kime-fuse: linear-arith must be f32, bf16 or int8, not \"") << linearArith << "\"";
       return signalPassFailure();
     }
     MLIRContext* ctx = &getContext();

@@ -19,7 +19,7 @@ struct Choices {
   IntegerAttr heads, kvHeads;
   FloatAttr scale;
   std::optional<HeadRows> rows;
-  bool bf16 = false;
+  Arithmetic arith = Arithmetic::f32;  // a linear's
   std::optional<GatherKind> gather;
   std::string program;  // eltwise
 };
@@ -98,7 +98,7 @@ inline void emit(KernelBuilder& k, PatternRewriter& rw) {
   if (c.kvHeads) op.setKvHeadsAttr(c.kvHeads);
   if (c.scale) op.setScaleAttr(c.scale);
   if (c.rows) op.setRows(*c.rows);
-  if (c.bf16) op.setArith(Arithmetic::bf16);
+  if (c.arith != Arithmetic::f32) op.setArith(c.arith);
   if (c.gather) op.setGather(*c.gather);
   if (!c.program.empty()) op.setProgram(c.program);
   rw.replaceAllUsesWith(k.result, op.getResult());

@@ -5,9 +5,20 @@
 // RUN: kime-opt %s --kime-fuse=linear-arith=bf16 | FileCheck %s
 // RUN: kime-opt %s --kime-fuse | FileCheck %s --check-prefix=F32
 // RUN: not kime-opt %s --kime-fuse=linear-arith=f16 2>&1 | FileCheck %s --check-prefix=BAD
+// int8 where the outputs make more than one panel and the inputs whole groups of 4 (a linear of
+// one panel's outputs or fewer, like a head, stays f32):
+// RUN: kime-opt %s --kime-fuse=linear-arith=int8 | FileCheck %s --check-prefix=INT8
 
 // F32-NOT: arith(bf16)
-// BAD: error: kime-fuse: linear-arith must be f32 or bf16, not "f16"
+// F32-NOT: arith(int8)
+// INT8-LABEL: func.func @arith
+// INT8: kime.kernel linear "a" {{.*}} weight(%{{.+}} : !kime.tensor<[32, 16], f32>) arith(int8) :
+// INT8: kime.kernel linear "b" {{.*}} weight(%{{.+}} : !kime.tensor<[24, 16], f32>) : !kime.tensor<[T:32, 24], f32>
+// INT8-LABEL: func.func @swiglu_up_first
+// INT8: act(swiglu) arith(int8)
+// INT8-LABEL: func.func @norm_for_head_and_linear
+// INT8: kime.kernel linear "l" x({{.*}}) weight(%{{.+}} : !kime.tensor<[16, 16], f32>) : !kime.tensor<[T:32, 16], f32>
+// BAD: error: kime-fuse: linear-arith must be f32, bf16 or int8, not "f16"
 
 // CHECK-LABEL: func.func @arith
 // CHECK: kime.kernel linear "a" {{.*}} weight(%{{.+}} : !kime.tensor<[32, 16], f32>) arith(bf16) :
