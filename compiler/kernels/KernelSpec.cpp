@@ -35,6 +35,8 @@ bool hasSlot(const KernelSpec& s, const std::string& name) {
   if (name == "bias") return s.bias;
   if (name == "weight_up") return s.act == ActKind::swiglu;
   if (name == "bias_up") return s.act == ActKind::swiglu && s.biasUp;
+  if (name == "weight_scale") return s.int8;
+  if (name == "weight_up_scale") return s.int8 && s.act == ActKind::swiglu;
   if (name == "tokpos" || name == "rope_cos" || name == "rope_sin") return s.ropeHeads > 0;
   if (name == "residual") return s.residual;
   if (name == "index") return s.kind == KIME_CLASS_GATHER && !s.indexU8;
@@ -76,9 +78,10 @@ std::string KernelSpec::describe() const {
   s.precision(17);
   s << className(kind) << "|norm=" << nameOf(norm) << "|eps=" << eps << "|act=" << nameOf(act) << "|bias=" << bias
     << (biasUp ? ",up" : "") << "|res=" << residual << "|panel=" << panel << (weightRows ? "|rows-weight" : "")
-    << (bf16 ? "|bf16" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows
-    << (ropeInterleaved ? ",interleaved" : "") << "|pos=" << learnedPos << (typeTable ? "" : "|no-type")
-    << "|heads=" << heads << "," << kvHeads << "|scale=" << scale << "|len=" << maxLen << "|rows=" << nameOf(rows)
+    << (bf16 ? "|bf16" : "") << (int8 ? "|int8" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << ","
+    << ropeTheta << "," << ropeRows << (ropeInterleaved ? ",interleaved" : "") << "|pos=" << learnedPos
+    << (typeTable ? "" : "|no-type") << "|heads=" << heads << "," << kvHeads << "|scale=" << scale << "|len=" << maxLen
+    << "|rows=" << nameOf(rows)
     << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
     << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program) << (vector ? "|vector" : "")
     << "|w=" << in << "," << out << "," << kvWidth;

@@ -60,6 +60,12 @@ struct KernelSpec {
   // each pair of inputs is rounded to bf16 for one dot-product instruction (vdpbf16ps); the sums
   // and everything after them stay f32.
   bool bf16 = false;
+  // int8 (opt-in, AVX512-VNNI: compiler/quant/Int8.h): the panels hold int8 quads of k,
+  // [out / P * in / 4, P * 4], with each column's scale and row sum beside them ("weight_scale",
+  // [2, out] f32); each row of inputs is quantized in the kernel's prologue, the sums are int32
+  // (vpdpbusd reads the inputs + 128 as u8; the row sums take the 128 back out), and everything
+  // after the scales stays f32.
+  bool int8 = false;
   // The bucket allows this linear at most kFewRows rows (its tokens, or its output rows): the
   // CPU register blocks then favour sweeping the weights, streamed from memory, fewest times.
   bool fewRows = false;
@@ -96,7 +102,7 @@ struct KernelSpec {
   // Every field above: equal specs are one kernel (KernelRegistry), so a field left out here
   // would merge kernels that differ.
   auto fields() const {
-    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, weightRows, bf16, fewRows, ropeHeads,
+    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, weightRows, bf16, int8, fewRows, ropeHeads,
                     ropeInterleaved, ropeTheta, ropeRows, typeTable, learnedPos, heads, kvHeads, scale, maxLen, rows,
                     rowSym, staticRows, indexU8, program, vector, in, out, kvWidth);
   }

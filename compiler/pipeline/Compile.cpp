@@ -77,10 +77,16 @@ OJson bucketJson(const BucketPlan& p, const KernelRegistry& k, const std::vector
 }
 
 // One line per argument kind: in:NAME[ROWS], w:NAME[SHAPE], @OFFSET[ROWS, COLS].
-// How --emit=plan marks a packed weight's layout: ^T transposed, ^P panels (^P.bf16 in pairs).
+// How --emit=plan marks a packed weight's layout: ^T transposed, ^P panels (^P.bf16 in pairs,
+// ^P.i8 in int8 quads), ^S an int8 weight's scales.
 const char* planSuffix(const WeightLayout& l) {
   using Kind = WeightLayout::Kind;
-  return l.kind == Kind::Transposed ? "^T" : l.kind != Kind::Panels ? "" : l.pairs ? "^P.bf16" : "^P";
+  if (l.kind == Kind::Int8Scales) return "^S";
+  return l.kind == Kind::Transposed ? "^T"
+         : l.kind != Kind::Panels   ? ""
+         : l.pairs                  ? "^P.bf16"
+         : l.quads                  ? "^P.i8"
+                                    : "^P";
 }
 
 std::string argText(const PlanArg& a, const WeightPacker& w) {
@@ -166,27 +172,33 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
 }
 
 // What the CPU code's outputs are held to: bf16 rounds every linear's inputs and weights to 8
-// significant bits.
-Tolerance cpuTolerance(const CompileOptions& o) { return o.cpuPrecision == "bf16" ? kBf16Tolerance : kF32Tolerance; }
+// significant bits; int8 quantizes them (compiler/quant/Int8.h).
+Tolerance cpuTolerance(const CompileOptions& o) {
+  return o.cpuPrecision == "bf16" ? kBf16Tolerance : o.cpuPrecision == "int8" ? kInt8Tolerance : kF32Tolerance;
+}
 
-// bf16 linears are an opt-in for CPUs with AVX512-BF16 dot products: the weights section is
+// The one CPU target of a narrow precision's artifact ("" for f32).
+const char* precisionTarget(const std::string& precision) {
+  return precision == "bf16" ? cpu::kBf16Target : precision == "int8" ? cpu::kInt8Target : "";
+}
+
+// bf16 and int8 linears are opt-ins for CPUs with their dot products: the weights section is
 // shared by every code section, so no other CPU target or CUDA code can read it.
 void checkPrecision(const CompileOptions& o) {
-  if (o.cpuPrecision != "f32" && o.cpuPrecision != "bf16")
-    throw CompileError("--cpu-precision must be f32 or bf16, not \"" + o.cpuPrecision + "\"");
-  const bool bf16 = o.cpuPrecision == "bf16";
+  if (o.cpuPrecision != "f32" && o.cpuPrecision != "bf16" && o.cpuPrecision != "int8")
+    throw CompileError("--cpu-precision must be f32, bf16 or int8, not \"" + o.cpuPrecision + "\"");
+  const std::string own = precisionTarget(o.cpuPrecision);
   for (const std::string& t : o.targets) {
-    if (bf16 && t != cpu::kBf16Target)
-      throw CompileError("--cpu-precision bf16 packs the linears' weights in bf16 for " +
-                         std::string(cpu::kBf16Target) + " only; target " + t +
-                         " cannot read them (compile a second artifact for it)");
-    if (!bf16 && t == cpu::kBf16Target)
-      throw CompileError("target " + t + " is for --cpu-precision bf16; for f32 kernels use x86-64-avx512");
+    if (!own.empty() && t != own)
+      throw CompileError("--cpu-precision " + o.cpuPrecision + " packs the linears' weights in " + o.cpuPrecision +
+                         " for " + own + " only; target " + t + " cannot read them (compile a second artifact for it)");
+    for (const char* p : {"bf16", "int8"})
+      if (o.cpuPrecision != p && t == precisionTarget(p))
+        throw CompileError("target " + t + " is for --cpu-precision " + p + "; for f32 kernels use x86-64-avx512");
   }
-  if (bf16 && !o.cudaArchs.empty())
-    throw CompileError(
-        "--cpu-precision bf16 is for the CPU kernels; compile with --cuda-arch none (the CUDA "
-        "kernels read f32 weights)");
+  if (!own.empty() && !o.cudaArchs.empty())
+    throw CompileError("--cpu-precision " + o.cpuPrecision +
+                       " is for the CPU kernels; compile with --cuda-arch none (the CUDA kernels read f32 weights)");
 }
 
 // The model lowered: the distinct buckets of all stages (in order of first appearance) with
@@ -220,7 +232,7 @@ LoweredModel lowerModel(const CompileOptions& o, const Graph& g, const std::vect
     auto t0 = std::chrono::steady_clock::now();
     const size_t before = m.kernels.specs.size();
     std::string mlirText;
-    const mlir::kime::PipelineOptions pipeline{o.pruneRows, o.cpuPrecision == "bf16", o.fusion};
+    const mlir::kime::PipelineOptions pipeline{o.pruneRows, o.cpuPrecision, o.fusion};
     m.plans.push_back(lowerBucket(ctx, g, m.buckets[i], ropeRows, weights, m.kernels, pipeline,
                                   o.emit == Emit::Mlir ? &mlirText : nullptr));
     m.mlir.push_back(std::move(mlirText));
@@ -414,9 +426,9 @@ Emit parseEmit(const std::string& name) {
 }
 
 void applyDefaultTargets(CompileOptions& o, bool defaultArchs) {
-  const bool bf16 = o.cpuPrecision == "bf16";
-  if (o.targets.empty()) o.targets = bf16 ? std::vector<std::string>{cpu::kBf16Target} : defaultCpuTargets();
-  if (defaultArchs && !bf16 && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
+  const std::string own = precisionTarget(o.cpuPrecision);
+  if (o.targets.empty()) o.targets = !own.empty() ? std::vector<std::string>{own} : defaultCpuTargets();
+  if (defaultArchs && own.empty() && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
 }
 
 void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& log) {

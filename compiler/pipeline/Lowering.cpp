@@ -309,14 +309,18 @@ class StepBuilder {
     s.weightRows = !k.getWeight().getDefiningOp<WeightOp>();
     s.panel = s.out % kWeightPanel == 0 && !s.weightRows ? kWeightPanel : 0;
     s.bf16 = k.getArith() == mlir::kime::Arithmetic::bf16;
+    s.int8 = k.getArith() == mlir::kime::Arithmetic::int8;
     if (s.bf16 && !(s.panel && s.in % 2 == 0))
       throw CompileError("internal: bf16 linear \"" + k.getNode().str() + "\" of widths that make no pairs in panels");
+    if (s.int8 && !(s.panel && s.in % 4 == 0))
+      throw CompileError("internal: int8 linear \"" + k.getNode().str() + "\" of widths that make no quads in panels");
     s.ropeHeads = k.getRopeHeads().value_or(0);
     const int64_t hd = s.ropeHeads ? s.out / s.ropeHeads : 0;
     s.ropeInterleaved = s.ropeHeads && hd % kRopePairGroup == 0;
     // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
     const int64_t ropeHead = s.ropeInterleaved ? hd : 0;
     const WeightLayout layout = s.weightRows ? WeightLayout::rows()
+                                : s.int8     ? WeightLayout::int8Panels(ropeHead)
                                 : s.panel    ? WeightLayout::panels(s.bf16, ropeHead)
                                              : WeightLayout::transposed(ropeHead);
     args.set("weight", weight(k, KernelRole::weight, layout));
@@ -325,6 +329,11 @@ class StepBuilder {
     if (k.getWeightUp()) args.set("weight_up", weight(k, KernelRole::weight_up, layout));
     s.biasUp = bool(k.getBiasUp());
     if (s.biasUp) args.set("bias_up", weight(k, KernelRole::bias_up, WeightLayout::rows(ropeHead)));
+    if (s.int8) {
+      args.set("weight_scale", weight(k, KernelRole::weight, WeightLayout::int8Scales(ropeHead)));
+      if (k.getWeightUp())
+        args.set("weight_up_scale", weight(k, KernelRole::weight_up, WeightLayout::int8Scales(ropeHead)));
+    }
     if (s.ropeHeads) {
       s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
       s.ropeRows = ropeRows_;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/KernelSpec.h"
+#include "quant/Int8.h"
 #include "support/Diagnostic.h"
 
 namespace kime {
@@ -18,7 +19,28 @@ uint16_t toBf16(float f) {
 
 namespace {
 
-int64_t elementBytes(const PackedWeight& w) { return w.dtype == KIME_DTYPE_BF16 ? 2 : 4; }
+int64_t elementBytes(const PackedWeight& w) {
+  return w.dtype == KIME_DTYPE_BF16 ? 2 : w.dtype == KIME_DTYPE_I8 ? 1 : 4;
+}
+
+// An int8 weight [o, k] (quant/Int8.h): its quads in panels, column i, input j at panel i / P,
+// quad j / 4, then column i % P, then j % 4; or (`scales`) each column's scale, then its row sum.
+void packInt8(PackedWeight& w, int64_t o, int64_t k, bool scales) {
+  const int64_t P = kWeightPanel;
+  if (o % P != 0 || k % 4 != 0) throw CompileError("internal: int8 quads of a weight of partial panels or quads");
+  const int8::QuantizedWeight q = int8::quantizeWeight(w.values.data(), size_t(o), size_t(k));
+  std::vector<float> v(scales ? size_t(2 * o) : w.values.size());
+  if (scales) {
+    for (int64_t i = 0; i < o; ++i) v[size_t(i)] = q.scale[size_t(i)], v[size_t(o + i)] = float(q.rowSum[size_t(i)]);
+    w.shape = {2, o};
+  } else {
+    for (int64_t i = 0; i < o; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        v[size_t((((i / P) * (k / 4) + j / 4) * P + i % P) * 4 + j % 4)] = float(q.q[size_t(i * k + j)]);
+    w.shape = {o / P * k / 4, P * 4};
+  }
+  w.values = std::move(v);
+}
 
 // Reorders the columns of a weight ([out, in] as stored: its rows) or a bias ([out]) for heads
 // of `hd` columns: row p becomes the stored row ropeColumnSource(p, hd).
@@ -45,7 +67,9 @@ std::string WeightLayout::name() const {
   std::string n = kind == Kind::Rows         ? "rows"
                   : kind == Kind::Transposed ? "transposed"
                   : kind == Kind::Table      ? "table" + std::to_string(tableRows)
+                  : kind == Kind::Int8Scales ? "scales.i8"
                   : pairs                    ? "pairs.bf16"
+                  : quads                    ? "quads.i8"
                                              : "panels";
   return ropeHead ? n + ":rope" + std::to_string(ropeHead) : n;
 }
@@ -69,7 +93,10 @@ int64_t WeightPacker::use(const std::string& name, const WeightLayout& layout) {
   using Kind = WeightLayout::Kind;
   if (layout.kind == Kind::Panels && layout.panel != kWeightPanel)
     throw CompileError("internal: panels of " + std::to_string(layout.panel) + " columns");
-  if (layout.kind == Kind::Transposed || (layout.kind == Kind::Panels && !layout.pairs)) {
+  if ((layout.kind == Kind::Panels && layout.quads) || layout.kind == Kind::Int8Scales) {
+    if (t->shape.size() != 2) throw CompileError("internal: int8 quads of a weight of rank != 2");
+    packInt8(w, t->shape[0], t->shape[1], layout.kind == Kind::Int8Scales);
+  } else if (layout.kind == Kind::Transposed || (layout.kind == Kind::Panels && !layout.pairs)) {
     if (t->shape.size() != 2) throw CompileError("internal: transposing a weight of rank != 2");
     const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;
     const bool panels = layout.kind == Kind::Panels;
@@ -120,6 +147,10 @@ int64_t WeightPacker::ropeTable(bool sine, int64_t hd, double theta, int64_t row
 std::string WeightPacker::sectionBytes() const {
   std::string out(size_t(end_), '\0');
   for (const PackedWeight& w : weights_) {
+    if (w.dtype == KIME_DTYPE_I8) {
+      for (size_t i = 0; i < w.values.size(); ++i) out[size_t(w.offset) + i] = char(int8_t(w.values[i]));
+      continue;
+    }
     if (w.dtype != KIME_DTYPE_BF16) {
       std::memcpy(out.data() + w.offset, w.values.data(), w.values.size() * 4);
       continue;

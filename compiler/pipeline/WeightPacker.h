@@ -12,32 +12,44 @@
 
 namespace kime {
 
+// The columns of one weight panel: a vector of AVX-512, two of AVX2, four of NEON.
+constexpr int64_t kWeightPanel = 16;
+
 // How a weight is packed for the kernels that read it.
 struct WeightLayout {
+  static constexpr int64_t kPanelColumns = kWeightPanel;
   enum class Kind {
     Rows,        // as stored
     Transposed,  // [in, out], out fastest
     Panels,      // `panel` columns of the transposed matrix after another, each contiguous: [out / P * in, P]
     Table,       // a generated table of `tableRows` rows (RoPE's cos and sin)
+    Int8Scales,  // an int8 weight's per column scale, then its row sum: [2, out] f32 (quant/Int8.h)
   };
   Kind kind = Kind::Rows;
   int64_t panel = 0;      // Panels: columns per panel (kWeightPanel)
   bool pairs = false;     // Panels: in bf16, two consecutive inputs of a column side by side: [out / P * in / 2, P * 2]
   int64_t ropeHead = 0;   // the columns (rows as stored) interleaved for RoPE in heads of this size (KernelSpec.h)
   int64_t tableRows = 0;  // Table: its rows
+  bool quads = false;  // Panels: in int8, four consecutive inputs of a column side by side: [out / P * in / 4, P * 4]
 
   static WeightLayout rows(int64_t ropeHead = 0) { return {Kind::Rows, 0, false, ropeHead, 0}; }
   static WeightLayout transposed(int64_t ropeHead = 0) { return {Kind::Transposed, 0, false, ropeHead, 0}; }
   static WeightLayout panels(bool pairs, int64_t ropeHead = 0);
   static WeightLayout table(int64_t rows) { return {Kind::Table, 0, false, 0, rows}; }
+  static WeightLayout int8Panels(int64_t ropeHead = 0) {
+    return {Kind::Panels, kPanelColumns, false, ropeHead, 0, true};
+  }
+  static WeightLayout int8Scales(int64_t ropeHead = 0) { return {Kind::Int8Scales, 0, false, ropeHead, 0}; }
 
-  // The element type the layout stores: bf16 for pairs, f32 otherwise.
-  kime_dtype dtype() const { return pairs ? KIME_DTYPE_BF16 : KIME_DTYPE_F32; }
-  // The manifest's spelling: "rows", "transposed", "panels", "pairs.bf16" or "table<rows>", then
+  // The element type the layout stores: bf16 for pairs, i8 for quads, f32 otherwise.
+  kime_dtype dtype() const { return pairs ? KIME_DTYPE_BF16 : quads ? KIME_DTYPE_I8 : KIME_DTYPE_F32; }
+  // The manifest's spelling: "rows", "transposed", "panels", "pairs.bf16", "quads.i8", "scales.i8" or "table<rows>",
+  // then
   // ":rope<hd>" for interleaved RoPE columns.
   std::string name() const;
   bool operator==(const WeightLayout& o) const {
-    return kind == o.kind && panel == o.panel && pairs == o.pairs && ropeHead == o.ropeHead && tableRows == o.tableRows;
+    return kind == o.kind && panel == o.panel && pairs == o.pairs && ropeHead == o.ropeHead &&
+           tableRows == o.tableRows && quads == o.quads;
   }
 };
 
@@ -47,14 +59,11 @@ struct PackedWeight {
   std::vector<int64_t> shape;  // as packed, outermost first
   std::vector<float> values;
   int64_t offset = 0;                 // in the weights section, 64-byte aligned
-  kime_dtype dtype = KIME_DTYPE_F32;  // f32, or bf16: `values` are then rounded and stored in 2 bytes
+  kime_dtype dtype = KIME_DTYPE_F32;  // f32; bf16: `values` are rounded and stored in 2 bytes; i8: whole numbers in 1
 };
 
 // The bf16 nearest to `f` (ties to even), as its bits; a NaN stays a NaN.
 uint16_t toBf16(float f);
-
-// The columns of one weight panel: a vector of AVX-512, two of AVX2, four of NEON.
-constexpr int64_t kWeightPanel = 16;
 
 class WeightPacker {
  public:

@@ -98,7 +98,7 @@ std::vector<const kime_arg_slot*> slotsOf(const Json& names, kime_kernel_class c
 }
 
 // A step's arguments are its kernel's slots, one each, of the slot's element type (a packed
-// weight may be bf16 where the slot is f32: a bf16 linear's).
+// weight may be bf16 or i8 where the slot is f32: a bf16 or int8 linear's).
 void checkStepArgs(const StepInfo& si, const ModelImpl& m, const Bucket& b) {
   const std::vector<const kime_arg_slot*>& slots = m.kernelSlots[si.kernel];
   const std::string where =
@@ -110,8 +110,9 @@ void checkStepArgs(const StepInfo& si, const ModelImpl& m, const Bucket& b) {
     const kime_kernel_type& t = si.args[i].type;
     const kime_dtype want = slots[i]->dtype;
     const bool same = t.code == kime_dtype_codes[want] && t.bits == kime_dtype_bits[want];
-    const bool bf16Weight = si.args[i].source == ArgInfo::Source::Weight && want == KIME_DTYPE_F32 && t.code == 4;
-    if (!same && !bf16Weight)
+    const bool narrowWeight = si.args[i].source == ArgInfo::Source::Weight && want == KIME_DTYPE_F32 &&
+                              (t.code == 4 || (t.code == 0 && t.bits == 8));
+    if (!same && !narrowWeight)
       throw Fail{where + ": argument \"" + slots[i]->name + "\" is not " + kime_dtype_names[want]};
   }
 }
@@ -135,7 +136,8 @@ void readManifest(const std::string& text, ModelImpl& m) {
     WeightInfo wi{w.at(key::name).get<std::string>(), w.at(key::layout).get<std::string>(),
                   w.at(key::shape).get<std::vector<int64_t>>(), w.at(key::offset).get<uint64_t>()};
     if (w.contains(key::dtype)) wi.type = dtype(w.at(key::dtype).get<std::string>());
-    if (wi.type.code != 2 && wi.type.code != 4) throw Fail{"weight \"" + wi.name + "\" is not f32 or bf16"};
+    if (wi.type.code != 2 && wi.type.code != 4 && !(wi.type.code == 0 && wi.type.bits == 8))
+      throw Fail{"weight \"" + wi.name + "\" is not f32, bf16 or i8"};
     uint64_t n = wi.type.bits / 8;
     for (int64_t d : wi.shape) {
       if (d <= 0) throw Fail{"weight \"" + wi.name + "\" has a size <= 0"};

@@ -24,9 +24,12 @@ std::vector<std::string> hostCpuTargets() {
                       __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("fma");
   // bf16 artifacts' kernels (Halide's Sapphire Rapids set, of which they use the BF16 dot
   // products and conversions, VNNI, VBMI and IFMA at most).
+  // int8 artifacts' kernels: the same set (Halide 14 has VNNI only there), of which they use VNNI.
   if (avx512 && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vnni") &&
-      __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma"))
+      __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma")) {
+    t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512VNNI]);
     t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512BF16]);
+  }
   if (avx512) t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512]);
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
     t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX2]);

@@ -31,8 +31,10 @@ std::string halideTarget(const std::string& target) {
       return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
     case KIME_CPU_ARM_64:
       return "arm-64-linux";
-    // Halide 14 has AVX512-BF16 (vdpbf16ps) under its Sapphire Rapids feature only.
+    // Halide 14 has AVX512-BF16 (vdpbf16ps) and VNNI (vpdpbusd) under its Sapphire Rapids
+    // feature only, and uses VNNI only with its plain AVX-512 feature set too.
     case KIME_CPU_X86_64_AVX512BF16:
+    case KIME_CPU_X86_64_AVX512VNNI:
       return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake-avx512_sapphirerapids";
     default:
       break;

@@ -98,12 +98,15 @@ struct Linear {
         rcos(Float(32), 2, "rope_cos"),
         rsin(Float(32), 2, "rope_sin"),
         res(Float(32), 2, "residual"),
+        wscale(Float(32), 2, "weight_scale"),
+        wuscale(Float(32), 2, "weight_up_scale"),
         in{ImageParam(Float(32), 2, "in1"), ImageParam(Float(32), 2, "in2"), ImageParam(Float(32), 2, "in3")} {}
-  ImageParam x, w, bias, wu, biasu, tokpos, rcos, rsin, res;
+  ImageParam x, w, bias, wu, biasu, tokpos, rcos, rsin, res, wscale, wuscale;
   ImageParam in[3];  // the epilogue program's inputs 1 to 3
   Var o{"o"}, r{"r"};
   Func acc{"acc"}, accu{"acc_up"}, xbGate{"x_bf16"}, xbUp{"x_bf16_up"}, out{"linear"};
-  RDom k, kp;
+  Func xScale{"x_scale"}, xq{"x_int8"};  // int8: each row's scale, its inputs quantized (+ 128)
+  RDom k, kp, kq;
   // The batch fills at least one register block's rows (the schedule's specialization).
   Expr enoughRows;
 };
@@ -132,7 +135,25 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   Expr last = L.x.dim(1).min() + L.x.dim(1).extent() - 1;
   auto xrow = [&](Expr row) { return select(L.enoughRows, row, clamp(row, L.x.dim(1).min(), last)); };
   Var o = L.o, r = L.r;
+  // int8 (quant/Int8.h): each row's scale is its largest |x| / 127; its inputs are rounded to
+  // whole multiples of it in [-127, 127] and offset by 128 (vpdpbusd's u8 operand). A sweep over
+  // quads of k (kq.y), each quad's four products summed by one dot-product instruction (kq.x,
+  // vectorized with the outputs: 4 x 16 bytes in, 16 sums out); the weights in int8 quads
+  // ([out / P * in / 4, P * 4]).
+  L.kq = RDom(0, 4, 0, int(s.in / 4), "kq");
+  if (s.int8) {
+    Var i("i"), rb("rb");
+    RDom all(0, int(s.in), "all");
+    L.xScale(rb) = maximum(abs(L.x(all, xrow(rb)))) / 127.0f;
+    Expr q = clamp(round(L.x(i, xrow(rb)) / L.xScale(rb)), -127.0f, 127.0f);
+    L.xq(i, rb) = cast<uint8_t>(select(L.xScale(rb) > 0.0f, cast<int>(q), 0) + 128);
+  }
   auto product = [&](ImageParam& m, Func& xb) -> Expr {
+    if (s.int8) {
+      const int P = int(s.panel);
+      Expr wv = m((o % P) * 4 + L.kq.x, (o / P) * int(s.in / 4) + L.kq.y);
+      return cast<int32_t>(L.xq(L.kq.y * 4 + L.kq.x, r)) * cast<int32_t>(wv);
+    }
     if (!s.bf16) return L.x(L.k, xrow(r)) * weightAt(m, o, L.k);
     const int P = int(s.panel);
     Var i("i"), rb("rb");
@@ -140,13 +161,27 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
     Expr wv = m((o % P) * 2 + L.kp.x, (o / P) * int(s.in / 2) + L.kp.y);
     return cast<float>(wv) * cast<float>(xb(L.kp.y * 2 + L.kp.x, r));
   };
-  L.acc(o, r) = s.bias ? L.bias(o) : 0.0f;
+  // A column's value after the sums: int8's sums taken back to the inputs' and weights' scales,
+  // the u8 offset taken out (128 x the column's row sum) and the bias added.
+  auto value = [&](Func& acc, ImageParam& scales, ImageParam& b, bool hasBias, Expr col) -> Expr {
+    if (!s.int8) return acc(col, r);
+    Expr sum = acc(col, r) - 128 * cast<int32_t>(scales(col, 1));
+    Expr v = cast<float>(sum) * (L.xScale(r) * scales(col, 0));
+    return hasBias ? v + b(col) : v;
+  };
+  if (s.int8)
+    L.acc(o, r) = 0;
+  else
+    L.acc(o, r) = s.bias ? L.bias(o) : 0.0f;
   L.acc(o, r) += product(L.w, L.xbGate);
-  Expr y = L.acc(o, r);
+  Expr y = value(L.acc, L.wscale, L.bias, s.bias, o);
   if (s.act == ActKind::swiglu) {
-    L.accu(o, r) = s.biasUp ? L.biasu(o) : 0.0f;
+    if (s.int8)
+      L.accu(o, r) = 0;
+    else
+      L.accu(o, r) = s.biasUp ? L.biasu(o) : 0.0f;
     L.accu(o, r) += product(L.wu, L.xbUp);
-    y = y / (1.0f + exp(-y)) * L.accu(o, r);
+    y = y / (1.0f + exp(-y)) * value(L.accu, L.wuscale, L.biasu, s.biasUp, o);
   } else if (s.act == ActKind::gelu) {
     y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
   }
@@ -157,7 +192,7 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
     const int hd = int(s.out / s.ropeHeads), G = int(ropePairGroup(s));
     Expr i = o % G;
     Expr first = i < G / 2;
-    Expr partner = L.acc((o / G) * G + (i + G / 2) % G, r);
+    Expr partner = value(L.acc, L.wscale, L.bias, s.bias, (o / G) * G + (i + G / 2) % G);
     Expr angle = (o % hd) / G * (G / 2) + o % (G / 2);
     Expr p = clamp(L.tokpos(r), 0, L.rcos.dim(1).extent() - 1);
     y = y * L.rcos(angle, p) + select(first, -partner, partner) * L.rsin(angle, p);
@@ -181,29 +216,40 @@ void scheduleBlocks(Linear& L, Stage st, const KernelSpec& s, const LinearSchedu
   const int width = sch.vecs * sch.lanes;  // columns a block
   Var oo("oo"), oi("oi");
   st.split(L.o, oo, oi, width).split(oo, oc, ob, int(s.out / width) / sch.chunks);
+  // int8: a row group's inputs are quantized once for the chunk's column blocks (their int8
+  // weights stay in cache meanwhile), so the groups go outside the blocks.
   if (sch.rowsFirst)
-    st.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
+    s.int8 ? st.reorder(oi, rr, ob, rg, oc, ro).fuse(oc, ro, task)
+           : st.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
   else
-    st.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
+    s.int8 ? st.reorder(oi, rr, ob, rg, ro, oc).fuse(ro, oc, task)
+           : st.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
   st.vectorize(oi, sch.lanes).parallel(task);
 }
 
 void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   L.out.bound(L.o, 0, int(s.out));
-  LoopLevel at;
+  LoopLevel at, task;
   if (sch.blocked) {
     scheduleBlocks(L, L.out.specialize(L.enoughRows), s, sch, TailStrategy::ShiftInwards);
     scheduleBlocks(L, L.out, s, sch, TailStrategy::GuardWithIf);
-    at = LoopLevel(L.out, Var("rg"));
+    at = LoopLevel(L.out, Var(s.int8 ? "ob" : "rg"));
+    task = LoopLevel(L.out, Var("rg"));
   } else {
     Var ro("ro"), ri("ri");
     L.out.split(L.r, ro, ri, sch.tileRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(L.o, sch.lanes);
-    at = LoopLevel(L.out, ro);
+    at = task = LoopLevel(L.out, ro);
+  }
+  if (s.int8) {  // a row group's rows quantized once, for every column block it computes
+    L.xScale.compute_at(task).store_in(MemoryType::Stack);
+    L.xq.compute_at(task).store_in(MemoryType::Stack).vectorize(L.xq.args()[0], 16, TailStrategy::GuardWithIf);
   }
   for (Func* f : {&L.acc, &L.accu}) {
     if (!f->defined()) continue;
     f->compute_at(at).store_in(MemoryType::Stack).vectorize(L.o, sch.lanes);
-    if (s.bf16) {
+    if (s.int8) {
+      f->update().reorder(L.kq.x, L.o, L.r, L.kq.y).atomic().vectorize(L.kq.x).vectorize(L.o, sch.lanes);
+    } else if (s.bf16) {
       RVar ko("ko"), ki("ki");
       f->update()
           .split(L.kp.y, ko, ki, sch.kChunk)
@@ -226,12 +272,13 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
 
 HalideKernel linear(const KernelSpec& s, const IsaInfo& isa) {
   // The input rows come normed when a norm is in front (kime-fuse makes it a kernel of its own).
-  Linear L(s.bf16 ? BFloat(16) : Float(32));
+  Linear L(s.bf16 ? BFloat(16) : s.int8 ? Int(8) : Float(32));
   const LinearSchedule sch = linearSchedule(s, isa);
   defineLinear(L, s, sch);
   scheduleLinear(L, s, sch);
   return {Pipeline(L.out),
-          {L.x, L.w, L.bias, L.wu, L.biasu, L.tokpos, L.rcos, L.rsin, L.res, L.in[0], L.in[1], L.in[2]}};
+          {L.x, L.w, L.bias, L.wu, L.biasu, L.wscale, L.wuscale, L.tokpos, L.rcos, L.rsin, L.res, L.in[0], L.in[1],
+           L.in[2]}};
 }
 
 HalideKernel attention(const KernelSpec& s, const AttentionSchedule& sch) {
@@ -484,9 +531,9 @@ std::vector<Argument> slotArgs(const KernelSpec& s, const std::vector<Argument>&
     if (p == params.end())
       throw CompileError(std::string("internal: the CPU ") + className(s.kind) + " kernel has no parameter \"" +
                          slot.name + "\"");
-    // A linear's weights are bf16 with --cpu-precision bf16; every other type is the slot's.
-    const bool bf16Weight = s.bf16 && p->type == BFloat(16);
-    if (!bf16Weight &&
+    // A linear's weights are bf16 with --cpu-precision bf16, int8 with int8; every other type is the slot's.
+    const bool narrowWeight = (s.bf16 && p->type == BFloat(16)) || (s.int8 && p->type == Int(8));
+    if (!narrowWeight &&
         (p->type.code() != kime_dtype_codes[slot.dtype] || p->type.bits() != kime_dtype_bits[slot.dtype]))
       throw CompileError(std::string("internal: the CPU ") + className(s.kind) + " kernel's \"" + slot.name +
                          "\" is not " + kime_dtype_names[slot.dtype]);

@@ -76,6 +76,7 @@ IsaInfo isaOf(kime_cpu_target target) {
       return {Isa::Avx2, 8, 16};
     case KIME_CPU_X86_64_AVX512:
     case KIME_CPU_X86_64_AVX512BF16:
+    case KIME_CPU_X86_64_AVX512VNNI:
       return {Isa::Avx512, 16, 32};
     case KIME_CPU_ARM_64:
       return {Isa::Neon, 4, 32};
@@ -130,7 +131,7 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
   out.rows = b.rows;
   out.vecs = b.vecs;
   out.taskGroups = kTaskGroups;
-  const int64_t weightBytes = s.in * s.out * (s.bf16 ? 2 : 4) * (s.act == ActKind::swiglu ? 2 : 1);
+  const int64_t weightBytes = s.in * s.out * (s.int8 ? 1 : s.bf16 ? 2 : 4) * (s.act == ActKind::swiglu ? 2 : 1);
   out.rowsFirst = weightBytes <= kRowsFirstWeightBytes;
   const int64_t blocks = s.out / (int64_t(b.vecs) * out.lanes);
   out.chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;

@@ -2,6 +2,8 @@
 #ifndef KIME_TRANSFORMS_PASSES_H
 #define KIME_TRANSFORMS_PASSES_H
 
+#include <string>
+
 #include "kime/IR/KimeDialect.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -16,9 +18,9 @@ namespace mlir::kime {
 
 // The choices of a bucket's pipeline.
 struct PipelineOptions {
-  bool pruneRows = true;     // kime-prune-rows
-  bool bf16Linears = false;  // kime-fuse's linear-arith=bf16
-  bool fusion = true;        // kime-fuse's fused patterns (off: generic kernels, to measure fusion)
+  bool pruneRows = true;            // kime-prune-rows
+  std::string linearArith = "f32";  // kime-fuse's linear-arith: f32, bf16 or int8
+  bool fusion = true;               // kime-fuse's fused patterns (off: generic kernels, to measure fusion)
 };
 
 // specialize-bucket, prune-rows (unless told not to), fuse (linears in bf16 where asked and

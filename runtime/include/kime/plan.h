@@ -49,10 +49,12 @@ typedef enum kime_cpu_target {
   KIME_CPU_X86_64_AVX512,     /* x86-64 with AVX-512 (F, CD, BW, DQ, VL) */
   KIME_CPU_ARM_64,            /* AArch64 with NEON */
   KIME_CPU_X86_64_AVX512BF16, /* AVX-512 with BF16 dot products: --cpu-precision bf16 only */
+  KIME_CPU_X86_64_AVX512VNNI, /* AVX-512 with VNNI dot products: --cpu-precision int8 only (the
+                                 CPUs of x86-64-avx512bf16: Halide 14 has VNNI in that set only) */
   KIME_CPU_TARGET_COUNT
 } kime_cpu_target;
 static const char* const kime_cpu_target_names[KIME_CPU_TARGET_COUNT] = {"x86-64-avx2", "x86-64-avx512", "arm-64",
-                                                                         "x86-64-avx512bf16"};
+                                                                         "x86-64-avx512bf16", "x86-64-avx512vnni"};
 
 /* A CPU kernel NAME's entry point in its section: the symbol NAME KIME_KERNEL_ENTRY_SUFFIX,
  * int (void** args), args in the order of its class's slots (kime_kernel_buffer pointers). */
@@ -116,6 +118,7 @@ typedef enum kime_dtype {
   KIME_DTYPE_U32,
   KIME_DTYPE_U8,
   KIME_DTYPE_BF16,
+  KIME_DTYPE_I8,
   KIME_DTYPE_COUNT
 } kime_dtype;
 
@@ -148,10 +151,10 @@ static const char* const kime_plan_input_names[KIME_INPUT_COUNT] = {
     "ids",         "qtype",      "cu",       "markers", "mcu",     "tokseq",         "tokpos",
     "marker_rows", "first_rows", "out_rows", "out_seq", "out_pos", "out_first_rows", "out_marker_rows"};
 static const char* const kime_row_symbol_names[KIME_ROWS_COUNT] = {"", "T", "S", "S+1", "M", "R"};
-static const char* const kime_dtype_names[KIME_DTYPE_COUNT] = {"f32", "i32", "u32", "u8", "bf16"};
+static const char* const kime_dtype_names[KIME_DTYPE_COUNT] = {"f32", "i32", "u32", "u8", "bf16", "i8"};
 /* Each dtype as Halide's type code (0 int, 1 uint, 2 float, 4 bfloat) and bits. */
-static const uint8_t kime_dtype_codes[KIME_DTYPE_COUNT] = {2, 0, 1, 1, 4};
-static const uint8_t kime_dtype_bits[KIME_DTYPE_COUNT] = {32, 32, 32, 8, 16};
+static const uint8_t kime_dtype_codes[KIME_DTYPE_COUNT] = {2, 0, 1, 1, 4, 0};
+static const uint8_t kime_dtype_bits[KIME_DTYPE_COUNT] = {32, 32, 32, 8, 16, 8};
 
 /* The index of `name` among `count` names, or -1. */
 static inline int kime_name_index(const char* const* names, int count, const char* name) {
@@ -161,7 +164,7 @@ static inline int kime_name_index(const char* const* names, int count, const cha
 }
 
 /* A kernel argument slot: its name (the Halide parameter's and the CUDA parameter's), its
- * element type (a linear's weights are bf16 with --cpu-precision bf16), and whether a kernel of
+ * element type (a linear's weights are bf16 with --cpu-precision bf16, i8 with int8), and whether a kernel of
  * the class may go without it (then it is absent from the call, not empty). */
 typedef struct kime_arg_slot {
   const char* name;
@@ -173,10 +176,11 @@ typedef struct kime_arg_slot {
  * has follows from its spec: embed "tokseq" / "qtype" / "type" with a type table, "pos" with
  * learned positions; norm and head "norm_bias" with
  * layer norm, head "norm_weight" with any norm; linear "bias" / "bias_up" with biases (each on its
- * own), "weight_up" with SwiGLU, "tokpos" / "rope_cos" / "rope_sin" with RoPE, "residual" with a
- * residual; gather "index" (i32, or u32 read as i32) or "index_u8" (qtype); linear and eltwise
- * "in1".."in3" as their program reads them (a linear's epilogue program: its input 0 is the
- * linear's value after bias, activation, RoPE and residual). */
+ * own), "weight_up" with SwiGLU, "weight_scale" (and "weight_up_scale" with SwiGLU) with int8
+ * weights (each output column's scale, then its correction for the inputs' u8 offset: [2, out]), "tokpos" / "rope_cos"
+ * / "rope_sin" with RoPE, "residual" with a residual; gather "index" (i32, or u32 read as i32) or "index_u8" (qtype);
+ * linear and eltwise "in1".."in3" as their program reads them (a linear's epilogue program: its input 0 is the linear's
+ * value after bias, activation, RoPE and residual). */
 #define KIME_F32_ KIME_DTYPE_F32
 static const kime_arg_slot kime_embed_slots[] = {{"ids", KIME_DTYPE_U32, 0},    {"tokseq", KIME_DTYPE_I32, 1},
                                                  {"tokpos", KIME_DTYPE_I32, 0}, {"qtype", KIME_DTYPE_U8, 1},
@@ -184,11 +188,21 @@ static const kime_arg_slot kime_embed_slots[] = {{"ids", KIME_DTYPE_U32, 0},    
                                                  {"pos", KIME_F32_, 1},         {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_norm_slots[] = {
     {"x", KIME_F32_, 0}, {"norm_weight", KIME_F32_, 0}, {"norm_bias", KIME_F32_, 1}, {"out", KIME_F32_, 0}};
-static const kime_arg_slot kime_linear_slots[] = {
-    {"x", KIME_F32_, 0},        {"weight", KIME_F32_, 0},      {"bias", KIME_F32_, 1},     {"weight_up", KIME_F32_, 1},
-    {"bias_up", KIME_F32_, 1},  {"tokpos", KIME_DTYPE_I32, 1}, {"rope_cos", KIME_F32_, 1}, {"rope_sin", KIME_F32_, 1},
-    {"residual", KIME_F32_, 1}, {"in1", KIME_F32_, 1},         {"in2", KIME_F32_, 1},      {"in3", KIME_F32_, 1},
-    {"out", KIME_F32_, 0}};
+static const kime_arg_slot kime_linear_slots[] = {{"x", KIME_F32_, 0},
+                                                  {"weight", KIME_F32_, 0},
+                                                  {"bias", KIME_F32_, 1},
+                                                  {"weight_up", KIME_F32_, 1},
+                                                  {"bias_up", KIME_F32_, 1},
+                                                  {"weight_scale", KIME_F32_, 1},
+                                                  {"weight_up_scale", KIME_F32_, 1},
+                                                  {"tokpos", KIME_DTYPE_I32, 1},
+                                                  {"rope_cos", KIME_F32_, 1},
+                                                  {"rope_sin", KIME_F32_, 1},
+                                                  {"residual", KIME_F32_, 1},
+                                                  {"in1", KIME_F32_, 1},
+                                                  {"in2", KIME_F32_, 1},
+                                                  {"in3", KIME_F32_, 1},
+                                                  {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_attention_slots[] = {{"q", KIME_F32_, 0},       {"k", KIME_F32_, 0},
                                                      {"v", KIME_F32_, 0},       {"qseq", KIME_DTYPE_I32, 0},
                                                      {"cu", KIME_DTYPE_U32, 0}, {"out", KIME_F32_, 0}};

@@ -1,5 +1,5 @@
 // The weight packer's bf16 pairs: rounding to the nearest bf16 (ties to even), the layout the
-// AVX512-BF16 linears read, and the bytes of the weights section.
+// AVX512-BF16 linears read, and the bytes of the weights section; its int8 quads and scales.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 #include "checkpoint/Safetensors.h"
 #include "kernels/KernelSpec.h"
 #include "pipeline/WeightPacker.h"
+#include "quant/Int8.h"
 #include "support/Diagnostic.h"
 
 namespace kime {
@@ -73,6 +74,47 @@ TEST(WeightPacker, PairsTwoInputsOfAColumnWithinEachPanel) {
   EXPECT_GE(f.offset, w.offset + 32 * 4 * 2);
 }
 
+// int8 (quant/Int8.h): four inputs of a column side by side within each panel, one byte each,
+// and beside them each column's scale and row sum as f32 ([2, out]).
+TEST(WeightPacker, QuadsFourInputsOfAColumnWithinEachPanelWithItsScale) {
+  std::vector<uint8_t> bytes;
+  auto ck = matrix(32, 8, bytes);  // 32 outputs (two panels of 16), 8 inputs (two quads)
+  std::vector<float> values(32 * 8);
+  for (size_t v = 0; v < values.size(); ++v) values[v] = float(v);
+  const int8::QuantizedWeight want = int8::quantizeWeight(values.data(), 32, 8);
+  WeightPacker packer(*ck);
+  const PackedWeight q = packer.weights()[size_t(packer.use("w", WeightLayout::int8Panels()))];
+  const PackedWeight sc = packer.weights()[size_t(packer.use("w", WeightLayout::int8Scales()))];
+  EXPECT_EQ(q.dtype, KIME_DTYPE_I8);
+  EXPECT_EQ(q.layout.name(), "quads.i8");
+  EXPECT_EQ(q.shape, (std::vector<int64_t>{4, 64}));  // [out / 16 * in / 4, 16 * 4]
+  EXPECT_EQ(sc.dtype, KIME_DTYPE_F32);
+  EXPECT_EQ(sc.layout.name(), "scales.i8");
+  EXPECT_EQ(sc.shape, (std::vector<int64_t>{2, 32}));
+  const std::string section = packer.sectionBytes();
+  ASSERT_GE(section.size(), size_t(sc.offset + 2 * 32 * 4));
+  for (int64_t i = 0; i < 32; ++i) {
+    for (int64_t j = 0; j < 8; ++j) {
+      const int64_t at = (((i / 16) * 2 + j / 4) * 16 + i % 16) * 4 + j % 4;
+      EXPECT_EQ(int8_t(section[size_t(q.offset + at)]), want.q[size_t(i * 8 + j)]) << "output " << i << ", input " << j;
+    }
+    float scale, sum;
+    std::memcpy(&scale, section.data() + sc.offset + i * 4, 4);
+    std::memcpy(&sum, section.data() + sc.offset + (32 + i) * 4, 4);
+    EXPECT_EQ(scale, want.scale[size_t(i)]);
+    EXPECT_EQ(sum, float(want.rowSum[size_t(i)]));
+  }
+  // Output 0's largest input (input 7: quad 1, place 3) is the top of the int8 range.
+  EXPECT_EQ(int8_t(section[size_t(q.offset + (1 * 16 + 0) * 4 + 3)]), 127);
+}
+
+TEST(WeightPacker, RefusesQuadsOfInputsNotInFours) {
+  std::vector<uint8_t> bytes;
+  auto ck = matrix(32, 6, bytes);
+  WeightPacker packer(*ck);
+  EXPECT_THROW(packer.use("w", WeightLayout::int8Panels()), CompileError);
+}
+
 TEST(WeightPacker, RefusesPairsOfAnOddNumberOfInputs) {
   std::vector<uint8_t> bytes;
   auto ck = matrix(16, 3, bytes);
@@ -93,6 +135,10 @@ TEST(WeightLayout, NamesAreTheManifestsSpellings) {
   EXPECT_EQ(WeightLayout::panels(false).dtype(), KIME_DTYPE_F32);
   EXPECT_EQ(WeightLayout::panels(false).panel, kWeightPanel);
   EXPECT_FALSE(WeightLayout::rows() == WeightLayout::rows(16));
+  EXPECT_EQ(WeightLayout::int8Panels(32).name(), "quads.i8:rope32");
+  EXPECT_EQ(WeightLayout::int8Panels().dtype(), KIME_DTYPE_I8);
+  EXPECT_EQ(WeightLayout::int8Scales().dtype(), KIME_DTYPE_F32);
+  EXPECT_FALSE(WeightLayout::int8Panels() == WeightLayout::panels(false));
 }
 
 TEST(WeightPacker, RopeColumnsAreInterleavedPairsWithinGroupsOf16) {
