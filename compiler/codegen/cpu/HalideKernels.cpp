@@ -106,6 +106,7 @@ struct Linear {
   Var o{"o"}, r{"r"};
   Func acc{"acc"}, accu{"acc_up"}, xbGate{"x_bf16"}, xbUp{"x_bf16_up"}, out{"linear"};
   Func xScale{"x_scale"}, xq{"x_int8"};  // int8: each row's scale, its inputs quantized (+ 128)
+  Func laneMax{"x_lane_max"};            // int8: each row's largest |x| of every 16th input, a lane each
   RDom k, kp, kq;
   // The batch fills at least one register block's rows (the schedule's specialization).
   Expr enoughRows;
@@ -143,8 +144,13 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   L.kq = RDom(0, 4, 0, int(s.in / 4), "kq");
   if (s.int8) {
     Var i("i"), rb("rb");
-    RDom all(0, int(s.in), "all");
-    L.xScale(rb) = maximum(abs(L.x(all, xrow(rb)))) / 127.0f;
+    // The largest |x| as 16 lanes' largest, then theirs (a max is the same in any order).
+    Var lane("lane");
+    const int lanes = s.in % 16 == 0 ? 16 : 1;
+    RDom chunk(0, int(s.in) / lanes, "chunk"), across(0, lanes, "across");
+    L.laneMax(lane, rb) = 0.0f;
+    L.laneMax(lane, rb) = max(L.laneMax(lane, rb), abs(L.x(chunk * lanes + lane, xrow(rb))));
+    L.xScale(rb) = maximum(L.laneMax(across, rb)) / 127.0f;
     Expr q = clamp(round(L.x(i, xrow(rb)) / L.xScale(rb)), -127.0f, 127.0f);
     L.xq(i, rb) = cast<uint8_t>(select(L.xScale(rb) > 0.0f, cast<int>(q), 0) + 128);
   }
@@ -242,6 +248,8 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   }
   if (s.int8) {  // a row group's rows quantized once, for every column block it computes
     L.xScale.compute_at(task).store_in(MemoryType::Stack);
+    L.laneMax.compute_at(task).store_in(MemoryType::Stack);
+    if (s.in % 16 == 0) L.laneMax.vectorize(L.laneMax.args()[0], 16).update().vectorize(L.laneMax.args()[0], 16);
     L.xq.compute_at(task).store_in(MemoryType::Stack).vectorize(L.xq.args()[0], 16, TailStrategy::GuardWithIf);
   }
   for (Func* f : {&L.acc, &L.accu}) {
