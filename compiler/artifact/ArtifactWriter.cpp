@@ -43,7 +43,8 @@ std::string headerAndTable(const std::vector<Section>& sections, std::vector<kim
   return out;
 }
 
-// The file as pieces in order: the header and table, then each section after the zeros that align it.
+// The file as pieces in order: the header and table, then each section after the zeros that align
+// it, then the zeros that align the file's end.
 std::vector<std::string_view> pieces(const std::string& head, const std::vector<Section>& sections,
                                      const std::vector<kime_section_entry>& table) {
   static const char kZeros[KIME_SECTION_ALIGN] = {};
@@ -54,6 +55,7 @@ std::vector<std::string_view> pieces(const std::string& head, const std::vector<
     out.emplace_back(sections[i].bytes);
     at = table[i].offset + table[i].size;
   }
+  out.emplace_back(kZeros, alignUp(at) - at);
   return out;
 }
 
@@ -64,7 +66,6 @@ std::string buildArtifact(const std::vector<Section>& sections) {
   const std::string head = headerAndTable(sections, table);
   std::string out;
   for (std::string_view piece : pieces(head, sections, table)) out += piece;
-  out.resize(alignUp(out.size()), '\0');
   return out;
 }
 
@@ -73,11 +74,7 @@ std::string buildArtifact(const std::vector<Section>& sections) {
 void writeArtifact(const std::string& path, const std::vector<Section>& sections) {
   std::vector<kime_section_entry> table;
   const std::string head = headerAndTable(sections, table);
-  std::vector<std::string_view> all = pieces(head, sections, table);
-  const uint64_t end = table.empty() ? head.size() : table.back().offset + table.back().size;
-  static const char kZeros[KIME_SECTION_ALIGN] = {};
-  all.emplace_back(kZeros, alignUp(end) - end);
-  json::writeFileAtomic(path, all);
+  json::writeFileAtomic(path, pieces(head, sections, table));
 }
 
 }  // namespace kime

@@ -17,7 +17,6 @@ constexpr int64_t kWeightPanel = 16;
 
 // How a weight is packed for the kernels that read it.
 struct WeightLayout {
-  static constexpr int64_t kPanelColumns = kWeightPanel;
   enum class Kind {
     Rows,        // as stored
     Transposed,  // [in, out], out fastest
@@ -37,15 +36,14 @@ struct WeightLayout {
   static WeightLayout panels(bool pairs, int64_t ropeHead = 0);
   static WeightLayout table(int64_t rows) { return {Kind::Table, 0, false, 0, rows}; }
   static WeightLayout int8Panels(int64_t ropeHead = 0) {
-    return {Kind::Panels, kPanelColumns, false, ropeHead, 0, true};
+    return {Kind::Panels, kWeightPanel, false, ropeHead, 0, true};
   }
   static WeightLayout int8Scales(int64_t ropeHead = 0) { return {Kind::Int8Scales, 0, false, ropeHead, 0}; }
 
   // The element type the layout stores: bf16 for pairs, i8 for quads, f32 otherwise.
   kime_dtype dtype() const { return pairs ? KIME_DTYPE_BF16 : quads ? KIME_DTYPE_I8 : KIME_DTYPE_F32; }
-  // The manifest's spelling: "rows", "transposed", "panels", "pairs.bf16", "quads.i8", "scales.i8" or "table<rows>",
-  // then
-  // ":rope<hd>" for interleaved RoPE columns.
+  // The manifest's spelling: "rows", "transposed", "panels", "pairs.bf16", "quads.i8", "scales.i8"
+  // or "table<rows>", then ":rope<hd>" for interleaved RoPE columns.
   std::string name() const;
   bool operator==(const WeightLayout& o) const {
     return kind == o.kind && panel == o.panel && pairs == o.pairs && ropeHead == o.ropeHead &&
