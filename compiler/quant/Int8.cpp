@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kime/Transforms/LinearArithmetic.h"
+
 namespace kime::int8 {
 
 namespace {
@@ -44,6 +46,6 @@ float quantizeRow(const float* x, size_t n, int8_t* q) {
   return scale;
 }
 
-bool takesInt8(size_t out, size_t in) { return out > 16 && in % 4 == 0; }
+bool takesInt8(size_t out, size_t in) { return mlir::kime::takesInt8(int64_t(out), int64_t(in)); }
 
 }  // namespace kime::int8

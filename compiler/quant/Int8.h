@@ -33,8 +33,7 @@ QuantizedWeight quantizeWeight(const float* w, size_t out, size_t in);
 // are all 0).
 float quantizeRow(const float* x, size_t n, int8_t* q);
 
-// Whether a linear of these widths gets int8: not a head (a head has at most 16 outputs and
-// stays f32), and inputs in whole groups of 4 (one vpdpbusd / sdot lane).
+// Whether a linear of these widths gets int8: kime-fuse's rule (kime/Transforms/LinearArithmetic.h).
 bool takesInt8(size_t out, size_t in);
 
 }  // namespace kime::int8

@@ -2,6 +2,7 @@
 // Where two patterns match the same op, the more specific one has the higher benefit (a head
 // or a SwiGLU claims its linears before the plain linear pattern does).
 #include "KernelBuilder.h"
+#include "kime/Transforms/LinearArithmetic.h"
 #include "kime/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -184,15 +185,13 @@ void absorbEpilogue(KernelBuilder& k, bool packed) {
   }
 }
 
-// The linear's arithmetic: the one asked for where its weights make whole panels of whole
-// groups of inputs (pairs for bf16, fours for int8, which keeps the heads' few outputs in f32:
-// compiler/quant/Int8.h); a linear of other widths keeps f32.
+// The linear's arithmetic: the one asked for where its widths allow it (LinearArithmetic.h); a
+// linear of other widths keeps f32.
 Arithmetic arithmeticOf(Value weight, Arithmetic asked) {
   auto dims = cast<KimeTensorType>(weight.getType()).getDims();
   const int64_t outs = dims[0].value, ins = dims[1].value;
-  const bool panels = outs % kLinearPanelColumns == 0;
-  if (asked == Arithmetic::bf16 && panels && ins % 2 == 0) return asked;
-  if (asked == Arithmetic::int8 && panels && outs > kLinearPanelColumns && ins % 4 == 0) return asked;
+  if (asked == Arithmetic::bf16 && takesBf16(outs, ins)) return asked;
+  if (asked == Arithmetic::int8 && takesInt8(outs, ins)) return asked;
   return Arithmetic::f32;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kime/IR/KimeDialect.h"
+#include "kime/Transforms/LinearArithmetic.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -27,10 +28,6 @@ struct PipelineOptions {
 // their widths allow), plan-memory, verify-backend-contract, in that order.
 void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_t markers,
                          const PipelineOptions& options = {});
-
-// A bf16 linear's weights are panels of this many output columns, each of pairs of inputs: a
-// linear takes bf16 only where its outputs make whole panels and its inputs whole pairs.
-inline constexpr int64_t kLinearPanelColumns = 16;
 
 // The attribute names the passes leave on the function.
 inline constexpr const char* kBucketAttr = "kime.bucket";

@@ -47,10 +47,12 @@ TEST(Int8, RowsRoundHalfToEvenAndANaNBecomesZero) {
   for (size_t i = 0; i < zero.size(); ++i) EXPECT_EQ(q[i], 0);
 }
 
-TEST(Int8, HeadsAndInputsOutsideGroupsOfFourStayF32) {
+TEST(Int8, HeadsPartPanelsAndInputsOutsideGroupsOfFourStayF32) {
   EXPECT_FALSE(takesInt8(16, 64));  // a head: at most 16 outputs
   EXPECT_FALSE(takesInt8(1, 64));
-  EXPECT_TRUE(takesInt8(17, 64));
+  EXPECT_FALSE(takesInt8(24, 64));  // not whole panels of 16 outputs
+  EXPECT_FALSE(takesInt8(40, 64));
+  EXPECT_TRUE(takesInt8(32, 64));
   EXPECT_TRUE(takesInt8(256, 1024));
   EXPECT_FALSE(takesInt8(256, 30));  // not whole groups of 4
 }

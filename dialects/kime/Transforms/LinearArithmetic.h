@@ -1,0 +1,26 @@
+// Which linears take a narrow arithmetic, by their widths: kime-fuse's choice, and the rule the
+// reference reads to simulate int8 where the compiled kernels use it (compiler/quant/Int8.h).
+// Header-only and free of MLIR, so that both sides read this one definition.
+#ifndef KIME_TRANSFORMS_LINEARARITHMETIC_H
+#define KIME_TRANSFORMS_LINEARARITHMETIC_H
+
+#include <cstdint>
+
+namespace mlir::kime {
+
+// A narrow linear's weights are panels of this many output columns, each of groups of inputs:
+// pairs for bf16, quads for int8.
+inline constexpr int64_t kLinearPanelColumns = 16;
+
+// bf16: whole panels of whole pairs.
+constexpr bool takesBf16(int64_t outs, int64_t ins) { return outs % kLinearPanelColumns == 0 && ins % 2 == 0; }
+
+// int8: whole panels of whole quads (one vpdpbusd or sdot lane), and more than one panel: a head
+// has at most 16 outputs and stays f32.
+constexpr bool takesInt8(int64_t outs, int64_t ins) {
+  return outs % kLinearPanelColumns == 0 && outs > kLinearPanelColumns && ins % 4 == 0;
+}
+
+}  // namespace mlir::kime
+
+#endif  // KIME_TRANSFORMS_LINEARARITHMETIC_H
