@@ -79,6 +79,43 @@ std::vector<Bucket> Model::buckets(const std::string& stage) const {
   return out;
 }
 
+namespace {
+
+// The arithmetic of a linear or head step, from its first weight's type: its weights' bytes too.
+std::string linearArithmetic(const ModelImpl& m, const StepInfo& step) {
+  const char* arithmetic = nullptr;
+  int64_t bytes = 0;
+  for (const ArgInfo& a : step.args) {
+    if (a.source != ArgInfo::Source::Weight) continue;
+    const WeightInfo& w = m.weights[size_t(a.weight)];
+    int64_t n = w.type.bits / 8;
+    for (int64_t d : w.shape) n *= d;
+    bytes += n;
+    if (arithmetic) continue;
+    const bool int8 = w.type.code == 0 && w.type.bits == 8, bf16 = w.type.code == 4 && w.type.bits == 16;
+    arithmetic = int8 ? "int8" : bf16 ? "bf16" : "f32";
+  }
+  return std::string(arithmetic ? arithmetic : "f32") + ", " + std::to_string(bytes) + " bytes of the weights section";
+}
+
+// Each linear and head of the plans once, in the order of first use, with its arithmetic.
+std::string describeLinears(const ModelImpl& m) {
+  std::vector<std::string> seen;
+  std::string s;
+  for (const BucketInfo& b : m.buckets)
+    for (const StepInfo& step : b.steps) {
+      const kime_kernel_class c = m.kernelClasses[step.kernel];
+      if ((c != KIME_CLASS_LINEAR && c != KIME_CLASS_HEAD) ||
+          std::find(seen.begin(), seen.end(), step.node) != seen.end())
+        continue;
+      seen.push_back(step.node);
+      s += "  " + step.node + ": " + linearArithmetic(m, step) + "\n";
+    }
+  return "linears (" + std::to_string(seen.size()) + "):\n" + s;
+}
+
+}  // namespace
+
 std::string Model::inspect() const {
   const ModelImpl& m = *impl_;
   std::string s = "model " + m.name + " (vocab " + std::to_string(m.vocab) + ", types " + std::to_string(m.types) +
@@ -104,7 +141,8 @@ std::string Model::inspect() const {
   const size_t generic = size_t(std::count_if(m.kernelClasses.begin(), m.kernelClasses.end(), kime_class_is_generic));
   s += "kernels (" + std::to_string(m.kernelNames.size()) + ", " + std::to_string(generic) + " of them generic):";
   for (const std::string& k : m.kernelNames) s += " " + k;
-  s += "\nweights: " + std::to_string(m.weights.size()) + " tensors, " + std::to_string(m.weightBytes) +
+  s += "\n" + describeLinears(m);
+  s += "weights: " + std::to_string(m.weights.size()) + " tensors, " + std::to_string(m.weightBytes) +
        " bytes, used in place\n";
   return s;
 }
