@@ -15,7 +15,9 @@
 #              installed under DIR/node/node_modules; SHAPES="1x16 8x16 ..."; THREADS=2;
 #              BF16=0 to leave out the bf16 columns (kime-compile --cpu-precision bf16, an opt-in
 #              timed beside the default f32 where the CPU has AVX512-BF16); INT8=0 to leave out
-#              ORT's int8 path (bench/onnx_int8.py, its own table).
+#              the int8 tables: kime-compile --cpu-precision int8 on each of its x86 code paths
+#              this CPU runs (AVX2, AVX-512, AVX512-VNNI) beside kime f32 and ORT's int8 path
+#              (bench/onnx_int8.py).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 configs=("${@:-small base}")
@@ -76,7 +78,21 @@ PY
         --buckets "$case_dir/buckets.json" --cpu-precision bf16 -o "$case_dir/model-bf16.kime" \
         -j "$(nproc)" 2> "$case_dir/compile-bf16.log"
   fi
+  # int8 (opt-in): each x86 int8 path this CPU runs (the runtime's rule for the VNNI one).
+  int8_targets=()
+  if [ "${INT8:-1}" != 0 ]; then
+    int8_targets=("${targets[@]}")
+    if grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512_bf16 /proc/cpuinfo &&
+      grep -qw avx512vbmi /proc/cpuinfo && grep -qw avx512ifma /proc/cpuinfo; then
+      int8_targets+=(x86-64-avx512vnni)
+    fi
+    [ -f "$case_dir/model-int8.kime" ] && [ "$case_dir/model-int8.kime" -nt "$bin/kime-compile" ] ||
+      "$bin/kime-compile" "$case_dir/graph.json" --weights "$case_dir/model.safetensors" \
+        --buckets "$case_dir/buckets.json" --cpu-precision int8 -o "$case_dir/model-int8.kime" \
+        -j "$(nproc)" 2> "$case_dir/compile-int8.log"
+  fi
   for t in "${targets[@]}"; do : > "$case_dir/kime-$t.txt"; done
+  for t in "${int8_targets[@]}"; do : > "$case_dir/kime-int8-$t.txt"; done
   : > "$case_dir/kime-bf16.txt"
   : > "$case_dir/ort.jsonl"
   : > "$case_dir/ort-avx2.jsonl"
@@ -102,15 +118,20 @@ PY
       done
       [ "$bf16" = 0 ] || "$bin/kime-run" "$case_dir/model-bf16.kime" --bench --stage "s$s" --threads "$threads" \
         --runs $runs --profile >> "$case_dir/kime-bf16.txt"
+      for t in "${int8_targets[@]}"; do
+        "$bin/kime-run" "$case_dir/model-int8.kime" --cpu-target "$t" --bench --stage "s$s" --threads "$threads" \
+          --runs $runs --profile >> "$case_dir/kime-int8-$t.txt"
+      done
       [ "$peers" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort.jsonl")
       [ "$ort_int8" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir/int8" "$s" >> "$case_dir/ort-int8.jsonl")
       [ "$peers" = 0 ] || [ "$ort_avx2" = 0 ] ||
         (cd "$KIME_PEERS" && LD_PRELOAD="$out/avx2_only.so" node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort-avx2.jsonl")
     done
   done
-  python3 - "$case_dir" "$out/peaks.txt" "${targets[*]}" $shapes <<'PY'
+  python3 - "$case_dir" "$out/peaks.txt" "${targets[*]}" "${int8_targets[*]}" $shapes <<'PY'
 import json, os, re, sys
-case, peaks_file, targets, shapes = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
+case, peaks_file, targets, int8_targets, shapes = (sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split(),
+                                                   sys.argv[5:])
 peaks = {f"x86-64-{l.split()[0]}": float(l.split()[2]) for l in open(peaks_file) if l.strip()}
 c = json.load(open(f"{case}/config.json"))
 d, hd, H, KV, F, nl = c["hidden"], c["hidden"] // c["heads"], c["heads"], c["kv_heads"], c["ffn"], c["layers"]
@@ -205,5 +226,25 @@ if ort_int8:
         o32 = median(o32) if o32 else None
         print(f"{s:>7} {o8:11.2f} " + (f"{o32:10.2f} {o32 / o8:7.2f}x" if o32 else f"{'-':>10} {'-':>8}") + " " +
               (f"{k:11.2f} {k / o8:8.2f}x" if k else f"{'-':>11} {'-':>9}"))
+# kime int8 (--cpu-precision int8), each of its paths beside kime f32 on the same ISA (AVX-512's
+# for VNNI) and ORT's int8 path, all in the same rounds.
+for t in int8_targets:
+    rounds = kime_rounds(f"{case}/kime-int8-{t}.txt")
+    f32 = kime_rounds(f"{case}/kime-{t if t in targets else 'x86-64-avx512'}.txt")
+    print(f"\n### kime int8 (--cpu-precision int8), {t}; ORT int8: {native}")
+    print(f"{'S x L':>7} {'int8 ms':>8} {'f32 ms':>8} {'f32/int8':>8} {'ORT int8':>8} {'ORT/kime':>8} {'rounds':>9} "
+          f"{'allocs':>6}")
+    for s in shapes:
+        S, L = map(int, s.split("x"))
+        if (S, L) not in rounds:
+            continue
+        ms, _, allocs, prof, each = rounds[(S, L)]
+        k32 = f32.get((S, L), (None,))[0]
+        o8 = ort_int8.get((S, L))
+        print(f"{s:>7} {ms:8.2f} " + (f"{k32:8.2f} {k32 / ms:7.2f}x" if k32 else f"{'-':>8} {'-':>8}") + " " +
+              (f"{o8:8.2f} {o8 / ms:7.2f}x" if o8 else f"{'-':>8} {'-':>8}") +
+              f" {spread(ort_runs(f'{case}/ort-int8.jsonl'), each, (S, L)):>9} {allocs:>6}")
+        if prof:
+            print(f"{'':>7} {prof}")
 PY
 done

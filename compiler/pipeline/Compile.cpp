@@ -177,26 +177,44 @@ Tolerance cpuTolerance(const CompileOptions& o) {
   return o.cpuPrecision == "bf16" ? kBf16Tolerance : o.cpuPrecision == "int8" ? kInt8Tolerance : kF32Tolerance;
 }
 
-// The one CPU target of a narrow precision's artifact ("" for f32).
-const char* precisionTarget(const std::string& precision) {
-  return precision == "bf16" ? cpu::kBf16Target : precision == "int8" ? cpu::kInt8Target : "";
+// The CPU targets whose kernels read a precision's weights, those it compiles by default first:
+// bf16's one target; int8's x86 targets (each with its own dot product) and arm-64; f32's all but
+// the two that are only for those.
+struct PrecisionTargets {
+  std::vector<std::string> byDefault, others;
+};
+PrecisionTargets precisionTargets(const std::string& precision) {
+  auto name = [](kime_cpu_target t) { return std::string(kime_cpu_target_names[t]); };
+  if (precision == "bf16") return {{cpu::kBf16Target}, {}};
+  if (precision == "int8")
+    return {{name(KIME_CPU_X86_64_AVX2), name(KIME_CPU_X86_64_AVX512), cpu::kInt8Target},
+            {name(KIME_CPU_ARM_64), name(KIME_CPU_ARM_64_DOTPROD)}};
+  return {defaultCpuTargets(), {name(KIME_CPU_ARM_64)}};
 }
 
-// bf16 and int8 linears are opt-ins for CPUs with their dot products: the weights section is
-// shared by every code section, so no other CPU target or CUDA code can read it.
+// bf16 and int8 linears are opt-ins: the weights section is shared by every code section, so
+// only their own targets' kernels can read it, and no CUDA code.
 void checkPrecision(const CompileOptions& o) {
   if (o.cpuPrecision != "f32" && o.cpuPrecision != "bf16" && o.cpuPrecision != "int8")
     throw CompileError("--cpu-precision must be f32, bf16 or int8, not \"" + o.cpuPrecision + "\"");
-  const std::string own = precisionTarget(o.cpuPrecision);
+  const PrecisionTargets own = precisionTargets(o.cpuPrecision);
+  auto ownTarget = [](const PrecisionTargets& p, const std::string& t) {
+    return std::count(p.byDefault.begin(), p.byDefault.end(), t) + std::count(p.others.begin(), p.others.end(), t) > 0;
+  };
   for (const std::string& t : o.targets) {
-    if (!own.empty() && t != own)
-      throw CompileError("--cpu-precision " + o.cpuPrecision + " packs the linears' weights in " + o.cpuPrecision +
-                         " for " + own + " only; target " + t + " cannot read them (compile a second artifact for it)");
+    cpu::parseTarget(t);  // an unknown name is refused as one
+    if (ownTarget(own, t)) continue;
     for (const char* p : {"bf16", "int8"})
-      if (o.cpuPrecision != p && t == precisionTarget(p))
-        throw CompileError("target " + t + " is for --cpu-precision " + p + "; for f32 kernels use x86-64-avx512");
+      if (o.cpuPrecision == "f32" && ownTarget(precisionTargets(p), t))
+        throw CompileError("target " + t + " is for --cpu-precision " + p + "; for f32 kernels use " +
+                           (cpu::isaOf(t).isa == cpu::Isa::Neon ? "arm-64" : "x86-64-avx512"));
+    std::string list;
+    for (const auto* v : {&own.byDefault, &own.others})
+      for (const std::string& n : *v) list += (list.empty() ? "" : ", ") + n;
+    throw CompileError("--cpu-precision " + o.cpuPrecision + " packs the linears' weights in " + o.cpuPrecision +
+                       " for " + list + " only; target " + t + " cannot read them (compile a second artifact for it)");
   }
-  if (!own.empty() && !o.cudaArchs.empty())
+  if (o.cpuPrecision != "f32" && !o.cudaArchs.empty())
     throw CompileError("--cpu-precision " + o.cpuPrecision +
                        " is for the CPU kernels; compile with --cuda-arch none (the CUDA kernels read f32 weights)");
 }
@@ -426,9 +444,8 @@ Emit parseEmit(const std::string& name) {
 }
 
 void applyDefaultTargets(CompileOptions& o, bool defaultArchs) {
-  const std::string own = precisionTarget(o.cpuPrecision);
-  if (o.targets.empty()) o.targets = !own.empty() ? std::vector<std::string>{own} : defaultCpuTargets();
-  if (defaultArchs && own.empty() && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
+  if (o.targets.empty()) o.targets = precisionTargets(o.cpuPrecision).byDefault;
+  if (defaultArchs && o.cpuPrecision == "f32" && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
 }
 
 void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& log) {

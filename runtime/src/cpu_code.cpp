@@ -1,6 +1,7 @@
 // Loading the CPU kernels: the best code section this CPU runs, from memory, by the system's
 // loader (memfd + dlopen) or by kime's own (static executables; KIME_KERNEL_LOADER=kime).
 #include <dlfcn.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <algorithm>
@@ -8,6 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <variant>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#endif
 
 #include "elf_image.h"
 #include "model_impl.h"
@@ -35,6 +39,9 @@ std::vector<std::string> hostCpuTargets() {
     t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX2]);
   return t;
 #elif defined(__aarch64__)
+  // int8 artifacts' kernels for the dot-product extension (sdot), where the kernel says it has it.
+  if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)
+    return {kime_cpu_target_names[KIME_CPU_ARM_64_DOTPROD], kime_cpu_target_names[KIME_CPU_ARM_64]};
   return {kime_cpu_target_names[KIME_CPU_ARM_64]};
 #else
   return {};

@@ -90,6 +90,18 @@ for seed in 4 1003; do
   grep -q "selftest: passed (2 buckets)" "$r/selftest.txt"
 done
 
+echo "== int8 (--cpu-precision int8): sdot and widening-multiply kernels, each bucket within the int8 tolerance"
+kime-compile "$work/small.json" --weights "$work/small.safetensors" --buckets "$ex/buckets.json" --cpu-precision int8 \
+  --target arm-64,arm-64-dotprod --selftest 3 -o "$work/int8.kime" -j 2 2> "$work/int8-compile.log"
+# qemu-aarch64's default CPU has the dot-product extension: the runtime takes the sdot kernels.
+"${run[@]}" "$work/int8.kime" --inspect | grep -q "cpu code loaded: arm-64-dotprod"
+for target in arm-64-dotprod arm-64; do
+  "${run_static[@]}" "$work/int8.kime" --selftest --threads 2 --cpu-target $target | tee "$work/int8-$target.txt"
+  grep -q "selftest on cpu $target" "$work/int8-$target.txt"
+  [ "$(grep -c "(tolerance 0.1 + 0.05 |want|): ok" "$work/int8-$target.txt")" = 3 ] || { echo "FAIL: int8 tolerance"; exit 1; }
+  grep -q "selftest: passed (3 buckets)" "$work/int8-$target.txt"
+done
+
 echo "== an artifact without arm-64 code is refused"
 kime-compile "$work/small.json" --weights "$work/small.safetensors" --buckets "$ex/buckets.json" \
   --target x86-64-avx2 -o "$work/x86.kime" 2> /dev/null

@@ -31,6 +31,8 @@ std::string halideTarget(const std::string& target) {
       return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake";
     case KIME_CPU_ARM_64:
       return "arm-64-linux";
+    case KIME_CPU_ARM_64_DOTPROD:
+      return "arm-64-linux-arm_dot_prod";
     // Halide 14 has AVX512-BF16 (vdpbf16ps) and VNNI (vpdpbusd) under its Sapphire Rapids
     // feature only, and uses VNNI only with its plain AVX-512 feature set too.
     case KIME_CPU_X86_64_AVX512BF16:
@@ -48,7 +50,7 @@ std::string halideTarget(const std::string& target) {
 // threads on such), and a warm run would no longer be allocation-free.
 static std::string libcFor(const std::string& target) {
   // Where each glibc is: CMake's KIME_X86_64_LIBC and KIME_AARCH64_LIBC (Debian's by default).
-  const bool arm = parseTarget(target) == KIME_CPU_ARM_64;
+  const bool arm = isaOf(target).isa == Isa::Neon;
   const std::string libc = arm ? KIME_AARCH64_LIBC : KIME_X86_64_LIBC;
   if (fs::exists(libc)) return libc;
   throw CompileError("linking the " + target + " kernels needs that target's glibc at " + libc +

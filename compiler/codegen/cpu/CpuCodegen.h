@@ -13,7 +13,8 @@ namespace kime::cpu {
 
 // The CPU targets kime ships are plan.h's kime_cpu_target: x86-64-avx2 (the baseline),
 // x86-64-avx512, arm-64, x86-64-avx512bf16 (the target of --cpu-precision bf16 only) and
-// x86-64-avx512vnni (of --cpu-precision int8 only).
+// x86-64-avx512vnni and arm-64-dotprod (of --cpu-precision int8 only, which also compiles for
+// x86-64-avx2, x86-64-avx512 and arm-64).
 inline const char* const kBf16Target = kime_cpu_target_names[KIME_CPU_X86_64_AVX512BF16];
 inline const char* const kInt8Target = kime_cpu_target_names[KIME_CPU_X86_64_AVX512VNNI];
 // Halide's spelling of one of them; throws CompileError naming the known ones otherwise.

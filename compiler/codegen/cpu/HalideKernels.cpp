@@ -105,9 +105,12 @@ struct Linear {
   ImageParam in[3];  // the epilogue program's inputs 1 to 3
   Var o{"o"}, r{"r"};
   Func acc{"acc"}, accu{"acc_up"}, xbGate{"x_bf16"}, xbUp{"x_bf16_up"}, out{"linear"};
-  Func xScale{"x_scale"}, xq{"x_int8"};  // int8: each row's scale, its inputs quantized (+ 128)
+  Func xScale{"x_scale"}, xq{"x_int8"};  // int8: each row's scale, its inputs quantized (+ 128 for u8)
   Func laneMax{"x_lane_max"};            // int8: each row's largest |x| of every 16th input, a lane each
-  RDom k, kp, kq;
+  // int8 by i16 pairs: the sums of each quad's first pair (h = 0) and of its second (h = 1).
+  Func accPairs{"acc_pairs"}, accuPairs{"acc_up_pairs"};
+  Var h{"h"};
+  RDom k, kp, kq, kh;
   // The batch fills at least one register block's rows (the schedule's specialization).
   Expr enoughRows;
 };
@@ -137,11 +140,14 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   auto xrow = [&](Expr row) { return select(L.enoughRows, row, clamp(row, L.x.dim(1).min(), last)); };
   Var o = L.o, r = L.r;
   // int8 (quant/Int8.h): each row's scale is its largest |x| / 127; its inputs are rounded to
-  // whole multiples of it in [-127, 127] and offset by 128 (vpdpbusd's u8 operand). A sweep over
-  // quads of k (kq.y), each quad's four products summed by one dot-product instruction (kq.x,
-  // vectorized with the outputs: 4 x 16 bytes in, 16 sums out); the weights in int8 quads
-  // ([out / P * in / 4, P * 4]).
+  // whole multiples of it in [-127, 127], offset by 128 for vpdpbusd (its u8 operand). The
+  // weights are int8 quads ([out / P * in / 4, P * 4]) and a sweep goes over quads of k (kq.y):
+  // each quad's four products summed by one dot-product instruction (kq.x, vectorized with the
+  // outputs: 4 x 16 bytes in, 16 sums out); by vpmaddwd, each pair's two (kh.x: the quad's
+  // pairs, h, are vectorized with the outputs too, and added in the epilogue).
+  const Int8Dot dot = sch.int8;
   L.kq = RDom(0, 4, 0, int(s.in / 4), "kq");
+  L.kh = RDom(0, 2, 0, int(s.in / 4), "kh");
   if (s.int8) {
     Var i("i"), rb("rb");
     // The largest |x| as 16 lanes' largest, then theirs (a max is the same in any order).
@@ -152,9 +158,18 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
     L.laneMax(lane, rb) = max(L.laneMax(lane, rb), abs(L.x(chunk * lanes + lane, xrow(rb))));
     L.xScale(rb) = maximum(L.laneMax(across, rb)) / 127.0f;
     Expr q = clamp(round(L.x(i, xrow(rb)) / L.xScale(rb)), -127.0f, 127.0f);
-    L.xq(i, rb) = cast<uint8_t>(select(L.xScale(rb) > 0.0f, cast<int>(q), 0) + 128);
+    Expr qi = select(L.xScale(rb) > 0.0f, cast<int>(q), 0);
+    L.xq(i, rb) = dot == Int8Dot::U8S8Quads ? cast<uint8_t>(qi + 128) : cast<int8_t>(qi);
   }
   auto product = [&](ImageParam& m, Func& xb) -> Expr {
+    if (s.int8 && inPairs(dot)) {
+      const int P = int(s.panel);
+      Expr j = 2 * L.h + L.kh.x;
+      Expr wv = cast<int16_t>(m((o % P) * 4 + j, (o / P) * int(s.in / 4) + L.kh.y));
+      Expr xv = cast<int16_t>(L.xq(L.kh.y * 4 + j, r));
+      // vpmaddwd multiplies i16s into i32s; smull multiplies s8s into i16s (|product| < 2^14).
+      return dot == Int8Dot::S16Pairs ? cast<int32_t>(xv) * cast<int32_t>(wv) : cast<int32_t>(xv * wv);
+    }
     if (s.int8) {
       const int P = int(s.panel);
       Expr wv = m((o % P) * 4 + L.kq.x, (o / P) * int(s.in / 4) + L.kq.y);
@@ -171,22 +186,29 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   // the u8 offset taken out (128 x the column's row sum) and the bias added.
   auto value = [&](Func& acc, ImageParam& scales, ImageParam& b, bool hasBias, Expr col) -> Expr {
     if (!s.int8) return acc(col, r);
-    Expr sum = acc(col, r) - 128 * cast<int32_t>(scales(col, 1));
+    Expr sum = acc(col, r);
+    if (dot == Int8Dot::U8S8Quads) sum -= 128 * cast<int32_t>(scales(col, 1));
     Expr v = cast<float>(sum) * (L.xScale(r) * scales(col, 0));
     return hasBias ? v + b(col) : v;
   };
-  if (s.int8)
-    L.acc(o, r) = 0;
-  else
-    L.acc(o, r) = s.bias ? L.bias(o) : 0.0f;
-  L.acc(o, r) += product(L.w, L.xbGate);
+  // The sums over k: int8's start at 0 (the bias is added after the scales).
+  auto sums = [&](Func& acc, Func& pairs, ImageParam& m, Func& xb, bool hasBias, ImageParam& b) {
+    if (s.int8 && inPairs(dot)) {
+      pairs(L.h, o, r) = 0;
+      pairs(L.h, o, r) += product(m, xb);
+      acc(o, r) = pairs(0, o, r) + pairs(1, o, r);
+      return;
+    }
+    if (s.int8)
+      acc(o, r) = 0;
+    else
+      acc(o, r) = hasBias ? b(o) : 0.0f;
+    acc(o, r) += product(m, xb);
+  };
+  sums(L.acc, L.accPairs, L.w, L.xbGate, s.bias, L.bias);
   Expr y = value(L.acc, L.wscale, L.bias, s.bias, o);
   if (s.act == ActKind::swiglu) {
-    if (s.int8)
-      L.accu(o, r) = 0;
-    else
-      L.accu(o, r) = s.biasUp ? L.biasu(o) : 0.0f;
-    L.accu(o, r) += product(L.wu, L.xbUp);
+    sums(L.accu, L.accuPairs, L.wu, L.xbUp, s.biasUp, L.biasu);
     y = y / (1.0f + exp(-y)) * value(L.accu, L.wuscale, L.biasu, s.biasUp, o);
   } else if (s.act == ActKind::gelu) {
     y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
@@ -252,10 +274,21 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
     if (s.in % 16 == 0) L.laneMax.vectorize(L.laneMax.args()[0], 16).update().vectorize(L.laneMax.args()[0], 16);
     L.xq.compute_at(task).store_in(MemoryType::Stack).vectorize(L.xq.args()[0], 16, TailStrategy::GuardWithIf);
   }
-  for (Func* f : {&L.acc, &L.accu}) {
+  const bool pairs = s.int8 && inPairs(sch.int8);
+  const std::vector<Func*> sums =
+      pairs ? std::vector<Func*>{&L.accPairs, &L.accuPairs} : std::vector<Func*>{&L.acc, &L.accu};
+  for (Func* f : sums) {
     if (!f->defined()) continue;
     f->compute_at(at).store_in(MemoryType::Stack).vectorize(L.o, sch.lanes);
-    if (s.int8) {
+    if (pairs) {
+      f->bound(L.h, 0, 2).vectorize(L.h);
+      f->update()
+          .reorder(L.kh.x, L.h, L.o, L.r, L.kh.y)
+          .atomic()
+          .vectorize(L.kh.x)
+          .vectorize(L.h)
+          .vectorize(L.o, sch.lanes);
+    } else if (s.int8) {
       f->update().reorder(L.kq.x, L.o, L.r, L.kq.y).atomic().vectorize(L.kq.x).vectorize(L.o, sch.lanes);
     } else if (s.bf16) {
       RVar ko("ko"), ki("ki");

@@ -38,6 +38,18 @@ std::vector<Block> registerBlocks(Isa isa, bool fewRows) {
   return {{1, 1}};
 }
 
+// int8 without VNNI. Its vectors are of 16 outputs, a whole panel, so that their weights are one
+// dense load. By pairs (vpmaddwd, smull + sadalp), a vector holds 32 sums (its quads' first pairs
+// and second pairs), and its 64 bytes of weights widen to 64 i16: AVX2 takes 3 rows (12
+// accumulators, the weights a register at a time, each row's broadcast quad), AVX-512 6 x 2 (24),
+// NEON 3 rows (24). By sdot quads, NEON's vector is 4 accumulators: 6 rows.
+std::vector<Block> int8Blocks(Isa isa, Int8Dot dot) {
+  if (isa == Isa::Avx512) return {{6, 2}, {4, 2}};
+  if (isa == Isa::Neon)
+    return dot == Int8Dot::S8Quads ? std::vector<Block>{{6, 1}, {4, 1}} : std::vector<Block>{{3, 1}, {2, 1}};
+  return {{3, 1}, {2, 1}};
+}
+
 // Row groups in a blocked linear's task: a batch of up to 32 groups (128 rows in groups of 4,
 // 192 in groups of 6) reads each weight from memory once (its tasks are column chunks).
 constexpr int kTaskGroups = 32;
@@ -73,13 +85,16 @@ kime_cpu_target parseTarget(const std::string& name) {
 IsaInfo isaOf(kime_cpu_target target) {
   switch (target) {
     case KIME_CPU_X86_64_AVX2:
-      return {Isa::Avx2, 8, 16};
+      return {Isa::Avx2, 8, 16, Int8Dot::S16Pairs};
     case KIME_CPU_X86_64_AVX512:
     case KIME_CPU_X86_64_AVX512BF16:
+      return {Isa::Avx512, 16, 32, Int8Dot::S16Pairs};
     case KIME_CPU_X86_64_AVX512VNNI:
-      return {Isa::Avx512, 16, 32};
+      return {Isa::Avx512, 16, 32, Int8Dot::U8S8Quads};
     case KIME_CPU_ARM_64:
-      return {Isa::Neon, 4, 32};
+      return {Isa::Neon, 4, 32, Int8Dot::S8Pairs};
+    case KIME_CPU_ARM_64_DOTPROD:
+      return {Isa::Neon, 4, 32, Int8Dot::S8Quads};
     default:
       break;
   }
@@ -100,6 +115,20 @@ const char* isaName(Isa isa) {
   return "?";
 }
 
+const char* int8DotName(Int8Dot d) {
+  switch (d) {
+    case Int8Dot::U8S8Quads:
+      return "u8 x s8 quads";
+    case Int8Dot::S16Pairs:
+      return "i16 pairs";
+    case Int8Dot::S8Quads:
+      return "s8 quads";
+    case Int8Dot::S8Pairs:
+      return "s8 pairs";
+  }
+  return "?";
+}
+
 int lanesFor(int64_t width, int vector) {
   for (int l = vector; l > 1; l /= 2)
     if (width % l == 0) return l;
@@ -108,17 +137,21 @@ int lanesFor(int64_t width, int vector) {
 
 bool LinearSchedule::operator==(const LinearSchedule& o) const {
   return lanes == o.lanes && blocked == o.blocked && rows == o.rows && vecs == o.vecs && taskGroups == o.taskGroups &&
-         rowsFirst == o.rowsFirst && chunks == o.chunks && kChunk == o.kChunk && tileRows == o.tileRows;
+         rowsFirst == o.rowsFirst && chunks == o.chunks && kChunk == o.kChunk && tileRows == o.tileRows &&
+         int8 == o.int8;
 }
 
 LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
   LinearSchedule out;
-  out.lanes = lanesFor(s.out, isa.lanes);
+  const bool int8Blocked = s.int8 && isa.int8 != Int8Dot::U8S8Quads;
+  out.lanes = lanesFor(s.out, s.int8 ? 16 : isa.lanes);
   if (s.bf16) {
     out.kChunk = int(s.in / 2);
     while (out.kChunk > kBf16ChunkPairs || (s.in / 2) % out.kChunk != 0) --out.kChunk;
   }
-  const std::vector<Block> candidates = registerBlocks(isa.isa, s.fewRows);
+  if (s.int8) out.int8 = isa.int8;
+  const std::vector<Block> candidates =
+      int8Blocked ? int8Blocks(isa.isa, isa.int8) : registerBlocks(isa.isa, s.fewRows);
   auto fitting =
       std::find_if(candidates.begin(), candidates.end(), [&](Block c) { return fits(s, c.vecs, out.lanes); });
   Block b = fitting != candidates.end() ? *fitting : candidates.back();
@@ -143,8 +176,8 @@ bool fewRowsChangesSchedule(const KernelSpec& spec) {
   KernelSpec few = spec, many = spec;
   few.fewRows = true;
   many.fewRows = false;
-  for (kime_cpu_target t : {KIME_CPU_X86_64_AVX2, KIME_CPU_X86_64_AVX512, KIME_CPU_ARM_64})
-    if (linearSchedule(few, isaOf(t)) != linearSchedule(many, isaOf(t))) return true;
+  for (int t = 0; t < KIME_CPU_TARGET_COUNT; ++t)
+    if (linearSchedule(few, isaOf(kime_cpu_target(t))) != linearSchedule(many, isaOf(kime_cpu_target(t)))) return true;
   return false;
 }
 
@@ -190,6 +223,7 @@ std::string describeSchedule(const KernelSpec& s, const IsaInfo& isa) {
         << l.taskGroups << " groups " << (l.rowsFirst ? "rows first" : "chunks first") << ", chunks " << l.chunks;
     }
     if (l.kChunk) d << ", bf16 k chunk " << l.kChunk;
+    if (s.int8) d << ", int8 " << int8DotName(l.int8);
   } else if (s.kind == KIME_CLASS_ATTENTION) {
     AttentionSchedule a = attentionSchedule(s, isa);
     if (a.tiled)

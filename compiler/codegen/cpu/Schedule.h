@@ -15,11 +15,23 @@ namespace kime::cpu {
 
 enum class Isa { Avx2, Avx512, Neon };
 
+// How a target sums int8 products (--cpu-precision int8, quant/Int8.h's arithmetic on each):
+enum class Int8Dot {
+  U8S8Quads,  // AVX512-VNNI vpdpbusd: four u8 x s8 products a lane, the inputs offset by 128
+  S16Pairs,   // vpmaddwd (AVX2, AVX-512): inputs and weights widened to i16, two products a lane
+  S8Quads,    // AArch64 sdot (the dot-product extension): four s8 x s8 products a lane
+  S8Pairs,    // AArch64 smull + sadalp: s8 x s8 products widened to i16, pairs added into i32
+};
+// Whether a flavour keeps each quad's two pairs' sums apart until the epilogue.
+inline bool inPairs(Int8Dot d) { return d == Int8Dot::S16Pairs || d == Int8Dot::S8Pairs; }
+const char* int8DotName(Int8Dot d);
+
 // What a schedule needs to know of a target's vector unit.
 struct IsaInfo {
   Isa isa = Isa::Avx2;
   int lanes = 8;       // f32 lanes of a vector register
   int registers = 16;  // vector registers
+  Int8Dot int8 = Int8Dot::S16Pairs;
 };
 
 // One of plan.h's CPU targets by name; a CompileError naming the known ones otherwise.
@@ -40,12 +52,13 @@ int lanesFor(int64_t width, int vector);
 struct LinearSchedule {
   int lanes = 1;
   bool blocked = false;
-  int rows = 0, vecs = 0;  // the register block
-  int taskGroups = 0;      // row groups in a task, at most
-  bool rowsFirst = false;  // tasks numbered row range by row range (else column chunk by chunk)
-  int chunks = 1;          // column chunks of a row range
-  int kChunk = 0;          // bf16: pairs of k rounded to bf16 at a time (0: f32)
-  int tileRows = 0;        // unblocked: rows a task
+  int rows = 0, vecs = 0;            // the register block
+  int taskGroups = 0;                // row groups in a task, at most
+  bool rowsFirst = false;            // tasks numbered row range by row range (else column chunk by chunk)
+  int chunks = 1;                    // column chunks of a row range
+  int kChunk = 0;                    // bf16: pairs of k rounded to bf16 at a time (0: f32)
+  Int8Dot int8 = Int8Dot::S16Pairs;  // int8: the dot product
+  int tileRows = 0;                  // unblocked: rows a task
 
   bool operator==(const LinearSchedule& o) const;
   bool operator!=(const LinearSchedule& o) const { return !(*this == o); }

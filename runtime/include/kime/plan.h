@@ -51,10 +51,12 @@ typedef enum kime_cpu_target {
   KIME_CPU_X86_64_AVX512BF16, /* AVX-512 with BF16 dot products: --cpu-precision bf16 only */
   KIME_CPU_X86_64_AVX512VNNI, /* AVX-512 with VNNI dot products: --cpu-precision int8 only (the
                                  CPUs of x86-64-avx512bf16: Halide 14 has VNNI in that set only) */
+  KIME_CPU_ARM_64_DOTPROD,    /* AArch64 with the dot-product extension (sdot): --cpu-precision int8
+                                 only (its kernels are arm-64's but for the int8 dot products) */
   KIME_CPU_TARGET_COUNT
 } kime_cpu_target;
-static const char* const kime_cpu_target_names[KIME_CPU_TARGET_COUNT] = {"x86-64-avx2", "x86-64-avx512", "arm-64",
-                                                                         "x86-64-avx512bf16", "x86-64-avx512vnni"};
+static const char* const kime_cpu_target_names[KIME_CPU_TARGET_COUNT] = {
+    "x86-64-avx2", "x86-64-avx512", "arm-64", "x86-64-avx512bf16", "x86-64-avx512vnni", "arm-64-dotprod"};
 
 /* A CPU kernel NAME's entry point in its section: the symbol NAME KIME_KERNEL_ENTRY_SUFFIX,
  * int (void** args), args in the order of its class's slots (kime_kernel_buffer pointers). */
