@@ -9,18 +9,18 @@ namespace kime::int8 {
 
 namespace {
 
-// round(v / scale), ties to even, within [-kMax, kMax]; v / scale is in that range up to rounding.
-// A NaN (a non-finite weight or input) becomes 0, not an undefined conversion.
-int8_t quantize(float v, float scale) {
-  const float r = std::nearbyint(v / scale);
+// round(v * inverse), ties to even, within [-kMax, kMax]; v * inverse is in that range up to
+// rounding. A NaN (a non-finite weight or input) becomes 0, not an undefined conversion.
+int8_t quantize(float v, float inverse) {
+  const float r = std::nearbyint(v * inverse);
   if (std::isnan(r)) return 0;
   return int8_t(std::clamp(r, float(-kMax), float(kMax)));
 }
 
-float scaleOf(const float* v, size_t n) {
+float largestOf(const float* v, size_t n) {
   float largest = 0;
   for (size_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(v[i]));
-  return largest / float(kMax);
+  return largest;
 }
 
 }  // namespace
@@ -41,8 +41,8 @@ QuantizedWeight quantizeWeight(const float* w, size_t out, size_t in) {
 }
 
 float quantizeRow(const float* x, size_t n, int8_t* q) {
-  const float scale = scaleOf(x, n);
-  for (size_t i = 0; i < n; ++i) q[i] = scale > 0 ? quantize(x[i], scale) : int8_t(0);
+  const float largest = largestOf(x, n), scale = largest / float(kMax), inverse = float(kMax) / largest;
+  for (size_t i = 0; i < n; ++i) q[i] = scale > 0 ? quantize(x[i], inverse) : int8_t(0);
   return scale;
 }
 

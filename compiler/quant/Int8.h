@@ -1,14 +1,16 @@
 // The arithmetic of int8 linears (--cpu-precision int8), written once for the weight packer, the
 // kernels' generators and the reference that simulates them:
-//  - weights symmetric per output channel: scale[o] = max_i |w[o][i]| / 127 (0 for a zero row),
-//    q[o][i] = round(w[o][i] / scale[o]) in [-127, 127];
-//  - activations symmetric per row, at run time: scale = max_i |x[i]| / 127 in f32, q[i] =
-//    round(x[i] / scale) in [-127, 127] (f32 division, ties to even);
+//  - every row symmetric: of a weight per output channel, of the activations per row at run time.
+//    With m = max_i |x[i]| in f32, scale = m / 127 (0 for a zero row) and q[i] = round(x[i] *
+//    (127 / m)) in [-127, 127] (f32, ties to even): one multiply an input in the kernels, the
+//    reciprocal once a row;
 //  - y[o] = float(sum_i qx[i] * qw[o][i]) * (scale_x * scale[o]) + bias[o], the sum in int32
 //    (exact: |sum| <= 127 * 127 * in, below 2^31 for in < 133,000).
-// Both operands stay within [-127, 127] so that every ISA computes the same sum: AVX2's
-// vpmaddubsw multiplies |x| (u8, <= 127) by w with x's sign, whose pair sums (<= 32,258) never
-// saturate, and VNNI's vpdpbusd reads x + 128 as u8 and subtracts 128 * sum_i qw[o][i].
+// Both operands stay within [-127, 127] so that every ISA computes the same sum exactly: VNNI's
+// vpdpbusd reads x + 128 as u8 and subtracts 128 * sum_i qw[o][i]; AVX2's and AVX-512's vpmaddwd
+// multiply both widened to i16; AArch64's sdot multiplies s8 by s8, and smull does into i16
+// (|product| <= 16,129), whose pairs sadalp adds into i32. (vpmaddubsw, u8 x s8 with i16 pair
+// sums that saturate, would need |x| and w with x's sign: no fewer instructions than vpmaddwd.)
 #ifndef KIME_QUANT_INT8_H
 #define KIME_QUANT_INT8_H
 

@@ -105,8 +105,9 @@ struct Linear {
   ImageParam in[3];  // the epilogue program's inputs 1 to 3
   Var o{"o"}, r{"r"};
   Func acc{"acc"}, accu{"acc_up"}, xbGate{"x_bf16"}, xbUp{"x_bf16_up"}, out{"linear"};
-  Func xScale{"x_scale"}, xq{"x_int8"};  // int8: each row's scale, its inputs quantized (+ 128 for u8)
-  Func laneMax{"x_lane_max"};            // int8: each row's largest |x| of every 16th input, a lane each
+  Func xScale{"x_scale"}, xq{"x_int8"};       // int8: each row's scale, its inputs quantized (+ 128 for u8)
+  Func xMax{"x_max"}, xInverse{"x_inverse"};  // int8: each row's largest |x|, and 127 over it
+  Func laneMax{"x_lane_max"};                 // int8: each row's largest |x| of every 16th input, a lane each
   // int8 by i16 pairs: the sums of each quad's first pair (h = 0) and of its second (h = 1).
   Func accPairs{"acc_pairs"}, accuPairs{"acc_up_pairs"};
   Var h{"h"};
@@ -114,6 +115,46 @@ struct Linear {
   // The batch fills at least one register block's rows (the schedule's specialization).
   Expr enoughRows;
 };
+
+// int8 (quant/Int8.h): each row's scale is its largest |x| / 127; its inputs are rounded to
+// whole multiples of it in [-127, 127] (times 127 over the largest: a multiply, not a division),
+// offset by 128 for vpdpbusd (its u8 operand), widened to i16 for vpmaddwd (so that each row's
+// quad is one broadcast load).
+void quantizeRows(Linear& L, const KernelSpec& s, Int8Dot dot, const std::function<Expr(Expr)>& xrow) {
+  Var i("i"), rb("rb"), lane("lane");
+  // The largest |x| as 16 lanes' largest, then theirs (a max is the same in any order).
+  const int lanes = s.in % 16 == 0 ? 16 : 1;
+  RDom chunk(0, int(s.in) / lanes, "chunk"), across(0, lanes, "across");
+  L.laneMax(lane, rb) = 0.0f;
+  L.laneMax(lane, rb) = max(L.laneMax(lane, rb), abs(L.x(chunk * lanes + lane, xrow(rb))));
+  L.xMax(rb) = maximum(L.laneMax(across, rb));
+  L.xScale(rb) = L.xMax(rb) / 127.0f;
+  L.xInverse(rb) = 127.0f / L.xMax(rb);
+  Expr q = clamp(round(L.x(i, xrow(rb)) * L.xInverse(rb)), -127.0f, 127.0f);
+  Expr qi = select(L.xScale(rb) > 0.0f, cast<int>(q), 0);
+  L.xq(i, rb) = dot == Int8Dot::U8S8Quads  ? cast<uint8_t>(qi + 128)
+                : dot == Int8Dot::S16Pairs ? cast<int16_t>(qi)
+                                           : cast<int8_t>(qi);
+}
+
+// One int8 product of a sweep. The weights are int8 quads ([out / P * in / 4, P * 4]) and a sweep
+// goes over quads of k (kq.y): each quad's four products summed by one dot-product instruction
+// (kq.x, vectorized with the outputs: 4 x 16 bytes in, 16 sums out). In pairs (vpmaddwd, smull +
+// sadalp), each pair's two (kh.x); the quad's pairs, h, are vectorized with the outputs too, and
+// added in the epilogue.
+Expr int8Product(Linear& L, const KernelSpec& s, Int8Dot dot, ImageParam& m) {
+  const int P = int(s.panel);
+  Var o = L.o, r = L.r;
+  if (inPairs(dot)) {
+    Expr j = 2 * L.h + L.kh.x;
+    Expr wv = cast<int16_t>(m((o % P) * 4 + j, (o / P) * int(s.in / 4) + L.kh.y));
+    Expr xv = cast<int16_t>(L.xq(L.kh.y * 4 + j, r));
+    // vpmaddwd multiplies i16s into i32s; smull multiplies s8s into i16s (|product| < 2^14).
+    return dot == Int8Dot::S16Pairs ? cast<int32_t>(xv) * cast<int32_t>(wv) : cast<int32_t>(xv * wv);
+  }
+  Expr wv = m((o % P) * 4 + L.kq.x, (o / P) * int(s.in / 4) + L.kq.y);
+  return cast<int32_t>(L.xq(L.kq.y * 4 + L.kq.x, r)) * cast<int32_t>(wv);
+}
 
 // The matmul, its accumulators (gate, and up for SwiGLU) and the epilogue: bias, RoPE, GELU or
 // SwiGLU, residual.
@@ -132,6 +173,8 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   // packed in pairs ([out / P * in / 2, P * 2]); the input rows are rounded to bf16 by `xb`, a
   // Func of each sweep's own, filled a chunk of k at a time.
   L.kp = RDom(0, 2, 0, int(s.in / 2), "kp");
+  L.kq = RDom(0, 4, 0, int(s.in / 4), "kq");
+  L.kh = RDom(0, 2, 0, int(s.in / 4), "kh");
   // A register block computes whole row groups. Where the batch has fewer rows than a group,
   // the rows past it read the last row again (their results are never stored), so that x is
   // read inside its extent; otherwise the last group is shifted inwards and every row is real.
@@ -139,42 +182,10 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   Expr last = L.x.dim(1).min() + L.x.dim(1).extent() - 1;
   auto xrow = [&](Expr row) { return select(L.enoughRows, row, clamp(row, L.x.dim(1).min(), last)); };
   Var o = L.o, r = L.r;
-  // int8 (quant/Int8.h): each row's scale is its largest |x| / 127; its inputs are rounded to
-  // whole multiples of it in [-127, 127], offset by 128 for vpdpbusd (its u8 operand). The
-  // weights are int8 quads ([out / P * in / 4, P * 4]) and a sweep goes over quads of k (kq.y):
-  // each quad's four products summed by one dot-product instruction (kq.x, vectorized with the
-  // outputs: 4 x 16 bytes in, 16 sums out); by vpmaddwd, each pair's two (kh.x: the quad's
-  // pairs, h, are vectorized with the outputs too, and added in the epilogue).
   const Int8Dot dot = sch.int8;
-  L.kq = RDom(0, 4, 0, int(s.in / 4), "kq");
-  L.kh = RDom(0, 2, 0, int(s.in / 4), "kh");
-  if (s.int8) {
-    Var i("i"), rb("rb");
-    // The largest |x| as 16 lanes' largest, then theirs (a max is the same in any order).
-    Var lane("lane");
-    const int lanes = s.in % 16 == 0 ? 16 : 1;
-    RDom chunk(0, int(s.in) / lanes, "chunk"), across(0, lanes, "across");
-    L.laneMax(lane, rb) = 0.0f;
-    L.laneMax(lane, rb) = max(L.laneMax(lane, rb), abs(L.x(chunk * lanes + lane, xrow(rb))));
-    L.xScale(rb) = maximum(L.laneMax(across, rb)) / 127.0f;
-    Expr q = clamp(round(L.x(i, xrow(rb)) / L.xScale(rb)), -127.0f, 127.0f);
-    Expr qi = select(L.xScale(rb) > 0.0f, cast<int>(q), 0);
-    L.xq(i, rb) = dot == Int8Dot::U8S8Quads ? cast<uint8_t>(qi + 128) : cast<int8_t>(qi);
-  }
+  if (s.int8) quantizeRows(L, s, dot, xrow);
   auto product = [&](ImageParam& m, Func& xb) -> Expr {
-    if (s.int8 && inPairs(dot)) {
-      const int P = int(s.panel);
-      Expr j = 2 * L.h + L.kh.x;
-      Expr wv = cast<int16_t>(m((o % P) * 4 + j, (o / P) * int(s.in / 4) + L.kh.y));
-      Expr xv = cast<int16_t>(L.xq(L.kh.y * 4 + j, r));
-      // vpmaddwd multiplies i16s into i32s; smull multiplies s8s into i16s (|product| < 2^14).
-      return dot == Int8Dot::S16Pairs ? cast<int32_t>(xv) * cast<int32_t>(wv) : cast<int32_t>(xv * wv);
-    }
-    if (s.int8) {
-      const int P = int(s.panel);
-      Expr wv = m((o % P) * 4 + L.kq.x, (o / P) * int(s.in / 4) + L.kq.y);
-      return cast<int32_t>(L.xq(L.kq.y * 4 + L.kq.x, r)) * cast<int32_t>(wv);
-    }
+    if (s.int8) return int8Product(L, s, dot, m);
     if (!s.bf16) return L.x(L.k, xrow(r)) * weightAt(m, o, L.k);
     const int P = int(s.panel);
     Var i("i"), rb("rb");
@@ -269,7 +280,7 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
     at = task = LoopLevel(L.out, ro);
   }
   if (s.int8) {  // a row group's rows quantized once, for every column block it computes
-    L.xScale.compute_at(task).store_in(MemoryType::Stack);
+    for (Func* f : {&L.xMax, &L.xScale, &L.xInverse}) f->compute_at(task).store_in(MemoryType::Stack);
     L.laneMax.compute_at(task).store_in(MemoryType::Stack);
     if (s.in % 16 == 0) L.laneMax.vectorize(L.laneMax.args()[0], 16).update().vectorize(L.laneMax.args()[0], 16);
     L.xq.compute_at(task).store_in(MemoryType::Stack).vectorize(L.xq.args()[0], 16, TailStrategy::GuardWithIf);

@@ -47,7 +47,7 @@ std::vector<Block> int8Blocks(Isa isa, Int8Dot dot) {
   if (isa == Isa::Avx512) return {{6, 2}, {4, 2}};
   if (isa == Isa::Neon)
     return dot == Int8Dot::S8Quads ? std::vector<Block>{{6, 1}, {4, 1}} : std::vector<Block>{{3, 1}, {2, 1}};
-  return {{3, 1}, {2, 1}};
+  return {{2, 1}};
 }
 
 // Row groups in a blocked linear's task: a batch of up to 32 groups (128 rows in groups of 4,
@@ -62,6 +62,16 @@ constexpr int kRowTile = 4;
 // bf16: the most pairs of k rounded to bf16 at a time, on the stack (Halide 14 moves a stack
 // buffer over 16 KB to the heap): 8 KB for a group of 8 rows.
 constexpr int kBf16ChunkPairs = 256;
+
+// int8: the rows quantized at once (a row group's, or a task's) are a stack buffer, and Halide 14
+// moves one over 16 KB to the heap, where a warm run would allocate: at most `rows`, fewer where
+// the inputs are wide (kime-fuse's int8 rule bounds them: LinearArithmetic.h).
+constexpr int64_t kStackBufferBytes = 16 << 10;
+int int8StackRows(const KernelSpec& s, const IsaInfo& isa, int rows) {
+  if (!s.int8) return rows;
+  const int64_t rowBytes = s.in * (isa.int8 == Int8Dot::S16Pairs ? 2 : 1);
+  return int(std::clamp<int64_t>(kStackBufferBytes / rowBytes, 1, rows));
+}
 
 // Whether blocks of `vecs` vectors of `lanes` cover the outputs, each holding its outputs' RoPE
 // partners: whole groups of interleaved columns, or else whole heads.
@@ -157,9 +167,10 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
   Block b = fitting != candidates.end() ? *fitting : candidates.back();
   while (b.vecs > 1 && !fits(s, b.vecs, out.lanes)) --b.vecs;
   if (out.lanes == 1 || !fits(s, b.vecs, out.lanes)) {
-    out.tileRows = kRowTile;
+    out.tileRows = int8StackRows(s, isa, kRowTile);
     return out;
   }
+  b.rows = int8StackRows(s, isa, b.rows);
   out.blocked = true;
   out.rows = b.rows;
   out.vecs = b.vecs;

@@ -15,10 +15,14 @@ inline constexpr int64_t kLinearPanelColumns = 16;
 // bf16: whole panels of whole pairs.
 constexpr bool takesBf16(int64_t outs, int64_t ins) { return outs % kLinearPanelColumns == 0 && ins % 2 == 0; }
 
-// int8: whole panels of whole quads (one vpdpbusd or sdot lane), and more than one panel: a head
-// has at most 16 outputs and stays f32.
+// int8's widest inputs: a row of them quantized (i16 for vpmaddwd) fits the kernels' 16 KB stack
+// buffer of quantized rows.
+inline constexpr int64_t kInt8MaxInputs = 8192;
+
+// int8: whole panels of whole quads (one vpdpbusd or sdot lane), and more than one panel (a head
+// has at most 16 outputs and stays f32), inputs up to kInt8MaxInputs.
 constexpr bool takesInt8(int64_t outs, int64_t ins) {
-  return outs % kLinearPanelColumns == 0 && outs > kLinearPanelColumns && ins % 4 == 0;
+  return outs % kLinearPanelColumns == 0 && outs > kLinearPanelColumns && ins % 4 == 0 && ins <= kInt8MaxInputs;
 }
 
 }  // namespace mlir::kime

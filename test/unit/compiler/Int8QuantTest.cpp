@@ -55,6 +55,8 @@ TEST(Int8, HeadsPartPanelsAndInputsOutsideGroupsOfFourStayF32) {
   EXPECT_TRUE(takesInt8(32, 64));
   EXPECT_TRUE(takesInt8(256, 1024));
   EXPECT_FALSE(takesInt8(256, 30));  // not whole groups of 4
+  EXPECT_TRUE(takesInt8(256, 8192));
+  EXPECT_FALSE(takesInt8(256, 8196));  // a quantized row past the kernels' stack buffer
 }
 
 }  // namespace
