@@ -53,6 +53,8 @@ std::vector<Block> int8Blocks(Isa isa, Int8Dot dot) {
 // Row groups in a blocked linear's task: a batch of up to 32 groups (128 rows in groups of 4,
 // 192 in groups of 6) reads each weight from memory once (its tasks are column chunks).
 constexpr int kTaskGroups = 32;
+// int8, past a few rows: row groups in a task (see linearSchedule).
+constexpr int kInt8TaskGroups = 4;
 // The largest weights (bytes, both of SwiGLU's) of a linear whose tasks are numbered row range by
 // row range, so that a thread mostly reads rows it wrote; larger weights are numbered chunk by
 // chunk, so that the threads sweep one chunk at once and read it from memory once.
@@ -179,6 +181,13 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
   out.rowsFirst = weightBytes <= kRowsFirstWeightBytes;
   const int64_t blocks = s.out / (int64_t(b.vecs) * out.lanes);
   out.chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
+  // int8: a task quantizes its rows once for all the columns it computes. Past a few rows, tasks
+  // are short ranges of row groups over every column, not column chunks each quantizing them
+  // again; a few rows keep the chunks, so that both threads stream weights.
+  if (s.int8 && !s.fewRows) {
+    out.chunks = 1;
+    out.taskGroups = kInt8TaskGroups;
+  }
   return out;
 }
 
