@@ -182,6 +182,15 @@ Tolerance cpuTolerance(const CompileOptions& o) {
 // the two that are only for those.
 struct PrecisionTargets {
   std::vector<std::string> byDefault, others;
+  std::vector<std::string> all() const {
+    std::vector<std::string> out = byDefault;
+    out.insert(out.end(), others.begin(), others.end());
+    return out;
+  }
+  bool has(const std::string& t) const {
+    const std::vector<std::string> a = all();
+    return std::find(a.begin(), a.end(), t) != a.end();
+  }
 };
 PrecisionTargets precisionTargets(const std::string& precision) {
   auto name = [](kime_cpu_target t) { return std::string(kime_cpu_target_names[t]); };
@@ -198,19 +207,15 @@ void checkPrecision(const CompileOptions& o) {
   if (o.cpuPrecision != "f32" && o.cpuPrecision != "bf16" && o.cpuPrecision != "int8")
     throw CompileError("--cpu-precision must be f32, bf16 or int8, not \"" + o.cpuPrecision + "\"");
   const PrecisionTargets own = precisionTargets(o.cpuPrecision);
-  auto ownTarget = [](const PrecisionTargets& p, const std::string& t) {
-    return std::count(p.byDefault.begin(), p.byDefault.end(), t) + std::count(p.others.begin(), p.others.end(), t) > 0;
-  };
   for (const std::string& t : o.targets) {
     cpu::parseTarget(t);  // an unknown name is refused as one
-    if (ownTarget(own, t)) continue;
+    if (own.has(t)) continue;
     for (const char* p : {"bf16", "int8"})
-      if (o.cpuPrecision == "f32" && ownTarget(precisionTargets(p), t))
+      if (o.cpuPrecision == "f32" && precisionTargets(p).has(t))
         throw CompileError("target " + t + " is for --cpu-precision " + p + "; for f32 kernels use " +
                            (cpu::isaOf(t).isa == cpu::Isa::Neon ? "arm-64" : "x86-64-avx512"));
     std::string list;
-    for (const auto* v : {&own.byDefault, &own.others})
-      for (const std::string& n : *v) list += (list.empty() ? "" : ", ") + n;
+    for (const std::string& n : own.all()) list += (list.empty() ? "" : ", ") + n;
     throw CompileError("--cpu-precision " + o.cpuPrecision + " packs the linears' weights in " + o.cpuPrecision +
                        " for " + list + " only; target " + t + " cannot read them (compile a second artifact for it)");
   }

@@ -138,12 +138,9 @@ void readManifest(const std::string& text, ModelImpl& m) {
     if (w.contains(key::dtype)) wi.type = dtype(w.at(key::dtype).get<std::string>());
     if (wi.type.code != 2 && wi.type.code != 4 && !(wi.type.code == 0 && wi.type.bits == 8))
       throw Fail{"weight \"" + wi.name + "\" is not f32, bf16 or i8"};
-    uint64_t n = wi.type.bits / 8;
-    for (int64_t d : wi.shape) {
+    for (int64_t d : wi.shape)
       if (d <= 0) throw Fail{"weight \"" + wi.name + "\" has a size <= 0"};
-      n *= uint64_t(d);
-    }
-    if (wi.shape.empty() || wi.offset % 4 || wi.offset + n > m.weightBytes)
+    if (wi.shape.empty() || wi.offset % 4 || wi.offset + wi.bytes() > m.weightBytes)
       throw Fail{"weight \"" + wi.name + "\" lies outside the weights section"};
     m.weights.push_back(std::move(wi));
   }

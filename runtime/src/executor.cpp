@@ -84,13 +84,11 @@ namespace {
 // The arithmetic of a linear or head step, from its first weight's type: its weights' bytes too.
 std::string linearArithmetic(const ModelImpl& m, const StepInfo& step) {
   const char* arithmetic = nullptr;
-  int64_t bytes = 0;
+  uint64_t bytes = 0;
   for (const ArgInfo& a : step.args) {
     if (a.source != ArgInfo::Source::Weight) continue;
     const WeightInfo& w = m.weights[size_t(a.weight)];
-    int64_t n = w.type.bits / 8;
-    for (int64_t d : w.shape) n *= d;
-    bytes += n;
+    bytes += w.bytes();
     if (arithmetic) continue;
     const bool int8 = w.type.code == 0 && w.type.bits == 8, bf16 = w.type.code == 4 && w.type.bits == 16;
     arithmetic = int8 ? "int8" : bf16 ? "bf16" : "f32";

@@ -81,7 +81,14 @@ struct WeightInfo {
   std::string name, layout;
   std::vector<int64_t> shape;
   uint64_t offset = 0;
-  kime_kernel_type type{2, 32, 1};  // f32, or bf16 (--cpu-precision bf16's linears)
+  kime_kernel_type type{2, 32, 1};  // f32, or bf16 / i8 (--cpu-precision bf16's / int8's linears)
+
+  // Its bytes in the weights section (the reader checks the shape first).
+  uint64_t bytes() const {
+    uint64_t n = type.bits / 8;
+    for (int64_t d : shape) n *= uint64_t(d);
+    return n;
+  }
 };
 
 struct StageInfo {

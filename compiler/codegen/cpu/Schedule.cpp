@@ -40,9 +40,9 @@ std::vector<Block> registerBlocks(Isa isa, bool fewRows) {
 
 // int8 without VNNI. Its vectors are of 16 outputs, a whole panel, so that their weights are one
 // dense load. By pairs (vpmaddwd, smull + sadalp), a vector holds 32 sums (its quads' first pairs
-// and second pairs), and its 64 bytes of weights widen to 64 i16: AVX2 takes 3 rows (12
-// accumulators, the weights a register at a time, each row's broadcast quad), AVX-512 6 x 2 (24),
-// NEON 3 rows (24). By sdot quads, NEON's vector is 4 accumulators: 6 rows.
+// and second pairs), and its 64 bytes of weights widen to 64 i16: AVX2 takes 2 rows (8
+// accumulators beside the 4 widened weight vectors and each row's broadcast quad; 3 rows spilled),
+// AVX-512 6 x 2 (24), NEON 3 rows (24). By sdot quads, NEON's vector is 4 accumulators: 6 rows.
 std::vector<Block> int8Blocks(Isa isa, Int8Dot dot) {
   if (isa == Isa::Avx512) return {{6, 2}, {4, 2}};
   if (isa == Isa::Neon)
