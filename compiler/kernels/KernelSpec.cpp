@@ -37,6 +37,7 @@ bool hasSlot(const KernelSpec& s, const std::string& name) {
   if (name == "bias_up") return s.act == ActKind::swiglu && s.biasUp;
   if (name == "weight_scale") return s.int8;
   if (name == "weight_up_scale") return s.int8 && s.act == ActKind::swiglu;
+  if (name == "tok_scale" || name == "x_scale") return s.int8;
   if (name == "tokpos" || name == "rope_cos" || name == "rope_sin") return s.ropeHeads > 0;
   if (name == "residual") return s.residual;
   if (name == "index") return s.kind == KIME_CLASS_GATHER && !s.indexU8;

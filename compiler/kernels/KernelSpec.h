@@ -64,7 +64,8 @@ struct KernelSpec {
   // [out / P * in / 4, P * 4], with each column's scale and row sum beside them ("weight_scale",
   // [2, out] f32); each row of inputs is quantized in the kernel's prologue, the sums are int32
   // (vpdpbusd reads the inputs + 128 as u8; the row sums take the 128 back out), and everything
-  // after the scales stays f32.
+  // after the scales stays f32. embed, gather: the token table is int8 rows with a scale a row
+  // ("tok_scale", "x_scale": [rows] f32), each gathered row read back to f32.
   bool int8 = false;
   // The bucket allows this linear at most kFewRows rows (its tokens, or its output rows): the
   // CPU register blocks then favour sweeping the weights, streamed from memory, fewest times.

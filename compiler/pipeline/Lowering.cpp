@@ -237,6 +237,11 @@ class StepBuilder {
     const bool picked = hasOutputRows(k.getX());
     switch (*k.getGather()) {
       case mlir::kime::GatherKind::rows: {
+        s.int8 = k.getArith() == mlir::kime::Arithmetic::int8;
+        if (s.int8) {
+          args.set("x", weight(k, KernelRole::x, WeightLayout::int8Rows()));
+          args.set("x_scale", weight(k, KernelRole::x, WeightLayout::int8RowScales()));
+        }
         PlanArg index = indexArg(k.getIndex(), s, k.getNode().str());
         args.set(s.indexU8 ? "index_u8" : "index", index);
         break;
@@ -291,7 +296,9 @@ class StepBuilder {
   void embed(KernelOp k, KernelSpec& s, SlotArgs& args) {
     args.set("ids", inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32));
     args.set("tokpos", tokens(KIME_INPUT_TOKPOS));
-    args.set("tok", weight(k, KernelRole::tok_table, WeightLayout::rows()));
+    s.int8 = k.getArith() == mlir::kime::Arithmetic::int8;
+    args.set("tok", weight(k, KernelRole::tok_table, s.int8 ? WeightLayout::int8Rows() : WeightLayout::rows()));
+    if (s.int8) args.set("tok_scale", weight(k, KernelRole::tok_table, WeightLayout::int8RowScales()));
     s.typeTable = bool(k.getTypeTable());
     if (s.typeTable) {
       args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));

@@ -42,6 +42,18 @@ void packInt8(PackedWeight& w, int64_t o, int64_t k, bool scales) {
   w.values = std::move(v);
 }
 
+// A token table [rows, width] as int8 rows (quant/Int8.h, each row its own channel), or
+// (`scales`) each row's scale.
+void packInt8Rows(PackedWeight& w, int64_t rows, int64_t width, bool scales) {
+  int8::QuantizedWeight q = int8::quantizeWeight(w.values.data(), size_t(rows), size_t(width));
+  if (scales) {
+    w.values = std::move(q.scale);
+    w.shape = {rows};
+  } else {
+    w.values.assign(q.q.begin(), q.q.end());
+  }
+}
+
 // Reorders the columns of a weight ([out, in] as stored: its rows) or a bias ([out]) for heads
 // of `hd` columns: row p becomes the stored row ropeColumnSource(p, hd).
 void interleaveRopeColumns(PackedWeight& w, int64_t hd) {
@@ -64,13 +76,15 @@ WeightLayout WeightLayout::panels(bool pairs, int64_t ropeHead) {
 }
 
 std::string WeightLayout::name() const {
-  std::string n = kind == Kind::Rows         ? "rows"
-                  : kind == Kind::Transposed ? "transposed"
-                  : kind == Kind::Table      ? "table" + std::to_string(tableRows)
-                  : kind == Kind::Int8Scales ? "scales.i8"
-                  : pairs                    ? "pairs.bf16"
-                  : quads                    ? "quads.i8"
-                                             : "panels";
+  std::string n = kind == Kind::Rows            ? "rows"
+                  : kind == Kind::Transposed    ? "transposed"
+                  : kind == Kind::Table         ? "table" + std::to_string(tableRows)
+                  : kind == Kind::Int8Scales    ? "scales.i8"
+                  : kind == Kind::Int8Rows      ? "rows.i8"
+                  : kind == Kind::Int8RowScales ? "rowscales.i8"
+                  : pairs                       ? "pairs.bf16"
+                  : quads                       ? "quads.i8"
+                                                : "panels";
   return ropeHead ? n + ":rope" + std::to_string(ropeHead) : n;
 }
 
@@ -96,6 +110,9 @@ int64_t WeightPacker::use(const std::string& name, const WeightLayout& layout) {
   if ((layout.kind == Kind::Panels && layout.quads) || layout.kind == Kind::Int8Scales) {
     if (t->shape.size() != 2) throw CompileError("internal: int8 quads of a weight of rank != 2");
     packInt8(w, t->shape[0], t->shape[1], layout.kind == Kind::Int8Scales);
+  } else if (layout.kind == Kind::Int8Rows || layout.kind == Kind::Int8RowScales) {
+    if (t->shape.size() != 2) throw CompileError("internal: int8 rows of a weight of rank != 2");
+    packInt8Rows(w, t->shape[0], t->shape[1], layout.kind == Kind::Int8RowScales);
   } else if (layout.kind == Kind::Transposed || (layout.kind == Kind::Panels && !layout.pairs)) {
     if (t->shape.size() != 2) throw CompileError("internal: transposing a weight of rank != 2");
     const int64_t o = t->shape[0], k = t->shape[1], P = kWeightPanel;

@@ -18,11 +18,13 @@ constexpr int64_t kWeightPanel = 16;
 // How a weight is packed for the kernels that read it.
 struct WeightLayout {
   enum class Kind {
-    Rows,        // as stored
-    Transposed,  // [in, out], out fastest
-    Panels,      // `panel` columns of the transposed matrix after another, each contiguous: [out / P * in, P]
-    Table,       // a generated table of `tableRows` rows (RoPE's cos and sin)
-    Int8Scales,  // an int8 weight's per column scale, then its row sum: [2, out] f32 (quant/Int8.h)
+    Rows,           // as stored
+    Transposed,     // [in, out], out fastest
+    Panels,         // `panel` columns of the transposed matrix after another, each contiguous: [out / P * in, P]
+    Table,          // a generated table of `tableRows` rows (RoPE's cos and sin)
+    Int8Scales,     // an int8 weight's per column scale, then its row sum: [2, out] f32 (quant/Int8.h)
+    Int8Rows,       // an int8 token table: its rows as stored, each quantized on its own (quant/Int8.h)
+    Int8RowScales,  // an int8 token table's scale of each row: [rows] f32
   };
   Kind kind = Kind::Rows;
   int64_t panel = 0;      // Panels: columns per panel (kWeightPanel)
@@ -39,11 +41,15 @@ struct WeightLayout {
     return {Kind::Panels, kWeightPanel, false, ropeHead, 0, true};
   }
   static WeightLayout int8Scales(int64_t ropeHead = 0) { return {Kind::Int8Scales, 0, false, ropeHead, 0}; }
+  static WeightLayout int8Rows() { return {Kind::Int8Rows, 0, false, 0, 0}; }
+  static WeightLayout int8RowScales() { return {Kind::Int8RowScales, 0, false, 0, 0}; }
 
-  // The element type the layout stores: bf16 for pairs, i8 for quads, f32 otherwise.
-  kime_dtype dtype() const { return pairs ? KIME_DTYPE_BF16 : quads ? KIME_DTYPE_I8 : KIME_DTYPE_F32; }
-  // The manifest's spelling: "rows", "transposed", "panels", "pairs.bf16", "quads.i8", "scales.i8"
-  // or "table<rows>", then ":rope<hd>" for interleaved RoPE columns.
+  // The element type the layout stores: bf16 for pairs, i8 for quads and int8 rows, f32 otherwise.
+  kime_dtype dtype() const {
+    return pairs ? KIME_DTYPE_BF16 : quads || kind == Kind::Int8Rows ? KIME_DTYPE_I8 : KIME_DTYPE_F32;
+  }
+  // The manifest's spelling: "rows", "transposed", "panels", "pairs.bf16", "quads.i8", "scales.i8",
+  // "rows.i8", "rowscales.i8" or "table<rows>", then ":rope<hd>" for interleaved RoPE columns.
   std::string name() const;
   bool operator==(const WeightLayout& o) const {
     return kind == o.kind && panel == o.panel && pairs == o.pairs && ropeHead == o.ropeHead &&

@@ -66,6 +66,9 @@ void parallelRows(size_t n, F f) {
 
 using PackedWeights = std::map<std::string, ref::PackedWeight>;
 using Int8Weights = std::map<std::string, int8::QuantizedWeight>;
+// The token tables stored as int8 rows (LinearArithmetic.h): each one's rows as the kernels read
+// them back, q * scale.
+using Int8Tables = std::map<std::string, std::vector<double>>;
 
 // Freed values' storage, handed out again: a large batch's intermediates are tens of MB each,
 // and fresh pages cost more than the arithmetic done on them (HugePages.h).
@@ -127,8 +130,8 @@ class KeysTransposed {
 class Evaluator {
  public:
   Evaluator(const Graph& g, const RefWeights& w, const Batch& b, const PackedWeights& packed, const Int8Weights& int8,
-            StoragePool& pool)
-      : g_(g), packed_(packed), int8_(int8), pool_(pool) {
+            const Int8Tables& int8Tables, StoragePool& pool)
+      : g_(g), packed_(packed), int8_(int8), int8Tables_(int8Tables), pool_(pool) {
     values_["ids"] = vectorOf(b.ids);
     values_["cu"] = vectorOf(b.cu);
     values_["markers"] = vectorOf(b.markers);
@@ -226,6 +229,9 @@ class Evaluator {
 
   Value gatherRows(size_t index, const Value& table, const Value& idx, std::optional<Error>& err) {
     Value out = matrix(idx.rows, table.cols);
+    const Node& n = g_.nodes[index];
+    auto q = n.operands[1] == "ids" ? int8Tables_.find(n.operands[0]) : int8Tables_.end();
+    const double* rows = q != int8Tables_.end() ? q->second.data() : table.values().data();
     for (size_t i = 0; i < idx.rows; ++i) {
       size_t r = idx.at(i);
       if (r >= table.rows) {
@@ -233,7 +239,7 @@ class Evaluator {
                            std::to_string(table.rows) + " rows of \"" + g_.nodes[index].operands[0] + "\"");
         return out;
       }
-      std::copy(table.row(r), table.row(r) + table.cols, out.row(i));
+      std::copy(rows + r * table.cols, rows + (r + 1) * table.cols, out.row(i));
     }
     return out;
   }
@@ -392,6 +398,7 @@ class Evaluator {
   const Graph& g_;
   const PackedWeights& packed_;
   const Int8Weights& int8_;  // the linears computed as int8 kernels compute them
+  const Int8Tables& int8Tables_;
   std::map<std::string, Value> values_;
   StoragePool& pool_;
   size_t seqs_ = 0;
@@ -483,6 +490,23 @@ Int8Weights quantizeLinearWeights(const Graph& g, const Checkpoint& ck) {
   return out;
 }
 
+// The token tables (weights that gather_rows reads by the ids) as int8 rows read back.
+Int8Tables quantizeTokenTables(const Graph& g, const Checkpoint& ck) {
+  Int8Tables out;
+  for (const Node& n : g.nodes) {
+    if (n.kind != OpKind::GatherRows || n.operands[1] != "ids" || out.count(n.operands[0])) continue;
+    auto d =
+        std::find_if(g.weights.begin(), g.weights.end(), [&](const WeightDecl& w) { return w.name == n.operands[0]; });
+    if (d == g.weights.end() || d->shape.size() != 2) continue;
+    const size_t rows = size_t(d->shape[0]), cols = size_t(d->shape[1]);
+    const int8::QuantizedWeight q = int8::quantizeWeight(ck.find(d->name)->toFloat().data(), rows, cols);
+    std::vector<double> v(rows * cols);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = double(float(q.q[i]) * q.scale[i / cols]);
+    out.emplace(d->name, std::move(v));
+  }
+  return out;
+}
+
 }  // namespace
 
 struct RefSession::State {
@@ -493,13 +517,15 @@ struct RefSession::State {
         owned(widenUnpacked(g, ck)),
         w(owned),
         packed(packLinearWeights(g, w, &ck)),
-        int8(linears == RefLinears::Int8 ? quantizeLinearWeights(g, ck) : Int8Weights{}) {}
+        int8(linears == RefLinears::Int8 ? quantizeLinearWeights(g, ck) : Int8Weights{}),
+        int8Tables(linears == RefLinears::Int8 ? quantizeTokenTables(g, ck) : Int8Tables{}) {}
 
   const Graph& g;
   RefWeights owned;  // a checkpoint's session: its weights but those only linears read
   const RefWeights& w;
   PackedWeights packed;
   Int8Weights int8;
+  Int8Tables int8Tables;
   StoragePool pool;
 };
 
@@ -511,7 +537,7 @@ RefSession::~RefSession() = default;
 std::optional<Error> RefSession::evaluate(const Batch& batch, RefOutputs& out) {
   const Graph& g = state_->g;
   if (auto err = checkBatch(batch, size_t(g.vocab), size_t(g.types), learnedPositions(g))) return err;
-  return Evaluator(g, state_->w, batch, state_->packed, state_->int8, state_->pool).run(out);
+  return Evaluator(g, state_->w, batch, state_->packed, state_->int8, state_->int8Tables, state_->pool).run(out);
 }
 
 std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch, RefOutputs& out) {

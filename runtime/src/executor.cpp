@@ -81,8 +81,9 @@ std::vector<Bucket> Model::buckets(const std::string& stage) const {
 
 namespace {
 
-// The arithmetic of a linear or head step, from its first weight's type: its weights' bytes too.
-std::string linearArithmetic(const ModelImpl& m, const StepInfo& step) {
+// The arithmetic of a step, from its first weight's type (a linear's or head's weights, an embed's
+// or gather's table): its weights' bytes too.
+std::string weightArithmetic(const ModelImpl& m, const StepInfo& step) {
   const char* arithmetic = nullptr;
   uint64_t bytes = 0;
   for (const ArgInfo& a : step.args) {
@@ -96,20 +97,24 @@ std::string linearArithmetic(const ModelImpl& m, const StepInfo& step) {
   return std::string(arithmetic ? arithmetic : "f32") + ", " + std::to_string(bytes) + " bytes of the weights section";
 }
 
-// Each linear and head of the plans once, in the order of first use, with its arithmetic.
-std::string describeLinears(const ModelImpl& m) {
+// Each step of the plans of one of `classes` (that reads weights, with `readingWeights`), once, in
+// the order of first use, with its arithmetic, under `title`.
+std::string describeWeightSteps(const ModelImpl& m, std::initializer_list<kime_kernel_class> classes,
+                                bool readingWeights, const char* title) {
   std::vector<std::string> seen;
   std::string s;
   for (const BucketInfo& b : m.buckets)
     for (const StepInfo& step : b.steps) {
       const kime_kernel_class c = m.kernelClasses[step.kernel];
-      if ((c != KIME_CLASS_LINEAR && c != KIME_CLASS_HEAD) ||
+      const bool readsWeights = std::any_of(step.args.begin(), step.args.end(),
+                                            [](const ArgInfo& a) { return a.source == ArgInfo::Source::Weight; });
+      if (std::find(classes.begin(), classes.end(), c) == classes.end() || (readingWeights && !readsWeights) ||
           std::find(seen.begin(), seen.end(), step.node) != seen.end())
         continue;
       seen.push_back(step.node);
-      s += "  " + step.node + ": " + linearArithmetic(m, step) + "\n";
+      s += "  " + step.node + ": " + weightArithmetic(m, step) + "\n";
     }
-  return "linears (" + std::to_string(seen.size()) + "):\n" + s;
+  return std::string(title) + " (" + std::to_string(seen.size()) + "):\n" + s;
 }
 
 }  // namespace
@@ -139,7 +144,8 @@ std::string Model::inspect() const {
   const size_t generic = size_t(std::count_if(m.kernelClasses.begin(), m.kernelClasses.end(), kime_class_is_generic));
   s += "kernels (" + std::to_string(m.kernelNames.size()) + ", " + std::to_string(generic) + " of them generic):";
   for (const std::string& k : m.kernelNames) s += " " + k;
-  s += "\n" + describeLinears(m);
+  s += "\n" + describeWeightSteps(m, {KIME_CLASS_EMBED, KIME_CLASS_GATHER}, true, "tables");
+  s += describeWeightSteps(m, {KIME_CLASS_LINEAR, KIME_CLASS_HEAD}, false, "linears");
   s += "weights: " + std::to_string(m.weights.size()) + " tensors, " + std::to_string(m.weightBytes) +
        " bytes, used in place\n";
   return s;

@@ -69,11 +69,13 @@ Func normRows(NormKind kind, double eps, Func x, int64_t k, const ImageParam* g,
 
 HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   ImageParam ids(UInt(32), 1, "ids"), tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"),
-      qtype(UInt(8), 1, "qtype"), tok(Float(32), 2, "tok"), type(Float(32), 2, "type"), pos(Float(32), 2, "pos");
+      qtype(UInt(8), 1, "qtype"), tok(s.int8 ? Int(8) : Float(32), 2, "tok"), tokScale(Float(32), 1, "tok_scale"),
+      type(Float(32), 2, "type"), pos(Float(32), 2, "pos");
   Var c("c"), r("r");
   Func out("embed");
   Expr seq = clamp(tokseq(r), 0, qtype.dim(0).extent() - 1);
-  Expr e = tok(c, rowOf(ids(r), tok));
+  Expr row = rowOf(ids(r), tok);
+  Expr e = s.int8 ? cast<float>(tok(c, row)) * tokScale(row) : tok(c, row);
   if (s.typeTable) e += type(c, rowOf(qtype(seq), type));
   if (s.learnedPos) e += pos(c, rowOf(tokpos(r), pos));
   out(c, r) = e;
@@ -82,7 +84,7 @@ HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   Var ro("ro"), ri("ri");
   const RowSchedule sch = rowSchedule(s, isa);
   out.split(r, ro, ri, sch.taskRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(c, sch.lanes);
-  return {Pipeline(out), {ids, tokseq, tokpos, qtype, tok, type, pos}};
+  return {Pipeline(out), {ids, tokseq, tokpos, qtype, tok, tokScale, type, pos}};
 }
 
 // A linear kernel's parameters and Funcs: the algorithm (defineLinear), then its schedule

@@ -329,7 +329,8 @@ class KernelChoices {
         failed(onlyFor("rope", rope, {KernelClass::linear, KernelClass::rope})) ||
         failed(onlyFor("gather", op_.getGather().has_value(), {KernelClass::gather})) ||
         failed(onlyFor("program", op_.getProgram().has_value(), {KernelClass::eltwise, KernelClass::linear})) ||
-        failed(onlyFor("arith", op_.getArith().has_value(), {KernelClass::linear})) ||
+        failed(onlyFor("arith", op_.getArith().has_value(),
+                       {KernelClass::linear, KernelClass::embed, KernelClass::gather})) ||
         failed(onlyFor("heads", op_.getHeads().has_value(), {KernelClass::attention})) ||
         failed(onlyFor("rows", op_.getRows().has_value(), {KernelClass::head})))
       return failure();
@@ -339,6 +340,7 @@ class KernelChoices {
     if (kind_ == KernelClass::head && !op_.getRows()) return op_.emitOpError("a head kernel needs its rows(...)");
     if (kind_ == KernelClass::rope && !rope) return op_.emitOpError("a rope kernel needs its rope(...)");
     if (kind_ == KernelClass::gather && failed(verifyGather())) return failure();
+    if (!linear && op_.getArith() && failed(verifyInt8Table())) return failure();
     if (kind_ == KernelClass::eltwise && failed(verifyProgram())) return failure();
     if (kind_ == KernelClass::linear && op_.getProgram() && failed(verifyProgram())) return failure();
     const bool markerRows = op_.getRows() == HeadRows::markers;
@@ -371,6 +373,20 @@ class KernelChoices {
             together("gather(markers)", g == GatherKind::markers, "\"markers\" operand", has(KernelRole::markers))) ||
         failed(together("gather(markers)", g == GatherKind::markers, "\"mcu\" operand", has(KernelRole::mcu))))
       return failure();
+    return success();
+  }
+
+  // arith(...) on an embed or gather kernel: int8 rows of a token table, a weight read by rows.
+  LogicalResult verifyInt8Table() {
+    if (op_.getArith() != Arithmetic::int8)
+      return op_.emitOpError("arith(") << stringifyArithmetic(*op_.getArith())
+                                       << ") is for linears; an embed or gather kernel takes arith(int8) only";
+    const Value table = op_.getRoleOperand(kind_ == KernelClass::embed ? KernelRole::tok_table : KernelRole::x);
+    if (!table || !table.getDefiningOp<WeightOp>() ||
+        (kind_ == KernelClass::gather && op_.getGather() != GatherKind::rows))
+      return op_.emitOpError(
+          "arith(int8) stores a weight's rows as int8: a gather(rows) of a weight or an embed "
+          "kernel's tok_table");
     return success();
   }
 

@@ -50,7 +50,9 @@ def Kime_GatherKind : I32EnumAttr<"GatherKind", "the rows a gather kernel takes"
 // linear-arith=bf16) rounds each pair of inputs to bf16 for one dot-product instruction over
 // panels of 16 output columns; the sums stay f32. int8 (linear-arith=int8) quantizes the weights
 // per output channel and each row of inputs at run time (compiler/quant/Int8.h), sums in int32.
-def Kime_Arithmetic : I32EnumAttr<"Arithmetic", "a linear kernel's CPU arithmetic", [
+// On an embed or gather kernel, int8 is its table's storage: the token table (a weight gathered by
+// the token ids) as int8 rows, one scale a row, read back to f32 as each row is gathered.
+def Kime_Arithmetic : I32EnumAttr<"Arithmetic", "a kernel's CPU arithmetic (a linear's, or an int8 token table's)", [
     I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"bf16", 1>, I32EnumAttrCase<"int8", 2>]> {
   let cppNamespace = "::mlir::kime";
 }

@@ -53,16 +53,15 @@ struct EmbedTerms {
   }
   // The token ids ([T] u32) or the question types (the one u8 array): block arguments.
   static bool isBatchArray(Value v, ::kime::shapes::DType dtype) {
-    const ::kime::shapes::Shape s = cast<KimeTensorType>(v.getType()).toShape();
-    return isa<BlockArgument>(v) && s.dtype == dtype &&
-           (dtype == ::kime::shapes::DType::U8 || s.dims[0].sym == ::kime::shapes::Sym::T);
+    if (dtype == ::kime::shapes::DType::U32) return isTokenIds(v);
+    return isa<BlockArgument>(v) && cast<KimeTensorType>(v.getType()).toShape().dtype == dtype;
   }
 };
 
 // tok[ids] (+ type[qtype] per token) (+ pos[positions]), the adds in any order: one pass over
 // the tokens, rooted at the last add. The token table alone is a gather (FuseGeneric.cpp).
 struct EmbedPattern : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
+  EmbedPattern(MLIRContext* ctx, Arithmetic arith) : OpRewritePattern(ctx), arith(arith) {}
   LogicalResult matchAndRewrite(AddOp add, PatternRewriter& rw) const override {
     if (add.getResult().hasOneUse() && isa<AddOp>(*add.getResult().getUsers().begin())) return failure();
     EmbedTerms t;
@@ -70,6 +69,7 @@ struct EmbedPattern : OpRewritePattern<AddOp> {
     KernelBuilder k{KernelClass::embed, add.getNode()};
     k.add(R::ids, t.tok.getIndex());
     k.add(R::tok_table, t.tok.getTable());
+    k.choices.arith = tableArithmetic(t.tok.getTable(), t.tok.getIndex(), arith);
     if (t.type) {
       k.add(R::qtype, t.type.getIndex());
       k.add(R::cu, t.expand.getCu());
@@ -81,6 +81,7 @@ struct EmbedPattern : OpRewritePattern<AddOp> {
     emit(k, rw);
     return success();
   }
+  Arithmetic arith;
 };
 
 // The elementwise ops that only the linear's value feeds, one after another: its epilogue
@@ -336,8 +337,8 @@ struct FusePass : impl::FuseBase<FusePass> {
     patterns.add<AttentionPattern, SelectPattern>(ctx);
     patterns.add<LinearPattern>(ctx, *arith, fusion);
     if (fusion) {
-      patterns.add<EmbedPattern, HeadPattern, NormPattern<RmsNormOp>, NormPattern<LayerNormOp>>(ctx);
-      patterns.add<SwiGluPattern>(ctx, *arith);
+      patterns.add<HeadPattern, NormPattern<RmsNormOp>, NormPattern<LayerNormOp>>(ctx);
+      patterns.add<EmbedPattern, SwiGluPattern>(ctx, *arith);
     }
     // Positions and sequences feed RoPE, learned tables and attention, which the runtime stages
     // them for; once those are fused nothing reads them, and the driver erases them as dead.
@@ -351,7 +352,7 @@ struct FusePass : impl::FuseBase<FusePass> {
     // Then whatever no fused kernel took: a generic kernel per op, elementwise chains as one.
     RewritePatternSet generic(ctx);
     generic.add<AnyNormPattern<RmsNormOp>, AnyNormPattern<LayerNormOp>>(ctx);
-    populateGenericPatterns(generic);
+    populateGenericPatterns(generic, *arith);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(generic), config))) {
       getOperation().emitError("kime-fuse: the generic patterns did not converge");
       signalPassFailure();

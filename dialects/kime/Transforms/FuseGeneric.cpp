@@ -77,17 +77,19 @@ GatherOf gatherOf(GatherMarkersOp) {
 // gather_rows, expand_seqs, first_rows, gather_markers: a gather kernel of that kind.
 template <typename OpT>
 struct GatherPattern : OpRewritePattern<OpT> {
-  using OpRewritePattern<OpT>::OpRewritePattern;
+  GatherPattern(MLIRContext* ctx, Arithmetic arith) : OpRewritePattern<OpT>(ctx), arith(arith) {}
   LogicalResult matchAndRewrite(OpT op, PatternRewriter& rw) const override {
     const GatherOf g = gatherOf(op);
     KernelBuilder k{KernelClass::gather, op.getNode()};
     for (size_t i = 0; i < g.roles.size(); ++i) k.add(g.roles[i], op->getOperand(i));
     k.choices.gather = g.kind;
+    if (g.kind == GatherKind::rows) k.choices.arith = tableArithmetic(op->getOperand(0), op->getOperand(1), arith);
     k.absorbed = {op};
     k.result = op->getResult(0);
     emit(k, rw);
     return success();
   }
+  Arithmetic arith;
 };
 
 // RoPE that no linear took (of a sum, a gathered row, or by positions that are not the
@@ -109,11 +111,13 @@ struct RopePattern : OpRewritePattern<RopeOp> {
 
 }  // namespace
 
-void populateGenericPatterns(RewritePatternSet& patterns) {
+void populateGenericPatterns(RewritePatternSet& patterns, Arithmetic arith) {
   MLIRContext* ctx = patterns.getContext();
-  patterns.add<EltwisePattern<AddOp>, EltwisePattern<MulOp>, EltwisePattern<SiluOp>, EltwisePattern<GeluOp>,
-               GatherPattern<GatherRowsOp>, GatherPattern<ExpandSeqsOp>, GatherPattern<FirstRowsOp>,
-               GatherPattern<GatherMarkersOp>, RopePattern>(ctx);
+  patterns
+      .add<EltwisePattern<AddOp>, EltwisePattern<MulOp>, EltwisePattern<SiluOp>, EltwisePattern<GeluOp>, RopePattern>(
+          ctx);
+  patterns.add<GatherPattern<GatherRowsOp>, GatherPattern<ExpandSeqsOp>, GatherPattern<FirstRowsOp>,
+               GatherPattern<GatherMarkersOp>>(ctx, arith);
 }
 
 }  // namespace mlir::kime::fuse

@@ -19,7 +19,7 @@ struct Choices {
   IntegerAttr heads, kvHeads;
   FloatAttr scale;
   std::optional<HeadRows> rows;
-  Arithmetic arith = Arithmetic::f32;  // a linear's
+  Arithmetic arith = Arithmetic::f32;  // a linear's, or an embed or gather kernel's token table
   std::optional<GatherKind> gather;
   std::string program;  // eltwise
 };
@@ -41,6 +41,18 @@ struct KernelBuilder {
 // Whether `v` is a weight of the checkpoint (not a value computed from weights): the fused
 // kernels read their weights packed.
 inline bool isWeight(Value v) { return v && v.getDefiningOp<WeightOp>(); }
+
+// Whether `v` is the batch's token ids ([T] u32, a block argument).
+inline bool isTokenIds(Value v) {
+  const ::kime::shapes::Shape s = cast<KimeTensorType>(v.getType()).toShape();
+  return isa<BlockArgument>(v) && s.dtype == ::kime::shapes::DType::U32 && s.dims[0].sym == ::kime::shapes::Sym::T;
+}
+
+// With int8 asked for, a token table (a weight gathered by the token ids) is stored as int8
+// rows (LinearArithmetic.h); f32 otherwise.
+inline Arithmetic tableArithmetic(Value table, Value index, Arithmetic asked) {
+  return asked == Arithmetic::int8 && isWeight(table) && isTokenIds(index) ? Arithmetic::int8 : Arithmetic::f32;
+}
 
 inline bool isElementwise(Operation* op) { return op && isa<AddOp, MulOp, SiluOp, GeluOp>(op); }
 
@@ -107,8 +119,8 @@ inline void emit(KernelBuilder& k, PatternRewriter& rw) {
 }
 
 // The fallback patterns: a generic kernel for every Graph op the fused patterns left
-// (FuseGeneric.cpp).
-void populateGenericPatterns(RewritePatternSet& patterns);
+// (FuseGeneric.cpp); `arith` is the linears' (a token table's gather takes int8 from it).
+void populateGenericPatterns(RewritePatternSet& patterns, Arithmetic arith);
 
 }  // namespace mlir::kime::fuse
 

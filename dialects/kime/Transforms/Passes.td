@@ -63,7 +63,8 @@ def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
     Option<"linearArith", "linear-arith", "std::string", "\"f32\"",
            "the linears' CPU arithmetic: f32, or bf16 where a linear's outputs make whole "
            "panels of 16 columns and its inputs whole pairs, or int8 where they make more than "
-           "one panel and its inputs whole groups of 4">,
+           "one panel and its inputs whole groups of 4 (int8 also stores the token table as "
+           "int8 rows, one scale a row)">,
     Option<"fusion", "fusion", "bool", "true",
            "the fused patterns (false: each linear without epilogue and each other op a generic "
            "kernel of its own, to measure what fusion saves)">,

@@ -176,18 +176,19 @@ typedef struct kime_arg_slot {
 
 /* Per class, the slots in call order; the output ("out") is last. Which optional slots a kernel
  * has follows from its spec: embed "tokseq" / "qtype" / "type" with a type table, "pos" with
- * learned positions; norm and head "norm_bias" with
+ * learned positions, "tok_scale" with an int8 token table (its rows' scales: [vocab]); norm and head "norm_bias" with
  * layer norm, head "norm_weight" with any norm; linear "bias" / "bias_up" with biases (each on its
  * own), "weight_up" with SwiGLU, "weight_scale" (and "weight_up_scale" with SwiGLU) with int8
  * weights (each output column's scale, then its correction for the inputs' u8 offset: [2, out]), "tokpos" / "rope_cos"
- * / "rope_sin" with RoPE, "residual" with a residual; gather "index" (i32, or u32 read as i32) or "index_u8" (qtype);
+ * / "rope_sin" with RoPE, "residual" with a residual; gather "index" (i32, or u32 read as i32) or "index_u8" (qtype),
+ * "x_scale" where x is an int8 token table (as embed's "tok_scale");
  * linear and eltwise "in1".."in3" as their program reads them (a linear's epilogue program: its input 0 is the linear's
  * value after bias, activation, RoPE and residual). */
 #define KIME_F32_ KIME_DTYPE_F32
-static const kime_arg_slot kime_embed_slots[] = {{"ids", KIME_DTYPE_U32, 0},    {"tokseq", KIME_DTYPE_I32, 1},
-                                                 {"tokpos", KIME_DTYPE_I32, 0}, {"qtype", KIME_DTYPE_U8, 1},
-                                                 {"tok", KIME_F32_, 0},         {"type", KIME_F32_, 1},
-                                                 {"pos", KIME_F32_, 1},         {"out", KIME_F32_, 0}};
+static const kime_arg_slot kime_embed_slots[] = {
+    {"ids", KIME_DTYPE_U32, 0},  {"tokseq", KIME_DTYPE_I32, 1}, {"tokpos", KIME_DTYPE_I32, 0},
+    {"qtype", KIME_DTYPE_U8, 1}, {"tok", KIME_F32_, 0},         {"tok_scale", KIME_F32_, 1},
+    {"type", KIME_F32_, 1},      {"pos", KIME_F32_, 1},         {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_norm_slots[] = {
     {"x", KIME_F32_, 0}, {"norm_weight", KIME_F32_, 0}, {"norm_bias", KIME_F32_, 1}, {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_linear_slots[] = {{"x", KIME_F32_, 0},
@@ -214,8 +215,11 @@ static const kime_arg_slot kime_head_slots[] = {
 static const kime_arg_slot kime_select_slots[] = {
     {"x", KIME_F32_, 0}, {"rows", KIME_DTYPE_I32, 0}, {"out", KIME_F32_, 0}};
 /* out row r = x row index[r], or zeros where the index is -1 (an empty sequence's first row). */
-static const kime_arg_slot kime_gather_slots[] = {
-    {"x", KIME_F32_, 0}, {"index", KIME_DTYPE_I32, 1}, {"index_u8", KIME_DTYPE_U8, 1}, {"out", KIME_F32_, 0}};
+static const kime_arg_slot kime_gather_slots[] = {{"x", KIME_F32_, 0},
+                                                  {"x_scale", KIME_F32_, 1},
+                                                  {"index", KIME_DTYPE_I32, 1},
+                                                  {"index_u8", KIME_DTYPE_U8, 1},
+                                                  {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_eltwise_slots[] = {
     {"x", KIME_F32_, 0}, {"in1", KIME_F32_, 1}, {"in2", KIME_F32_, 1}, {"in3", KIME_F32_, 1}, {"out", KIME_F32_, 0}};
 /* RoPE by positions (the tokens', the output rows', or token ids) from tables of cos and sin of

@@ -361,6 +361,23 @@ func.func @kernel_arith_of_a_norm(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.ten
 
 // -----
 
+func.func @kernel_bf16_table(%ids: !kime.tensor<[T:8], ui32>) {
+  %t = kime.weight "tok" : () -> !kime.tensor<[16, 4], f32>
+  // expected-error @+1 {{'kime.kernel' op arith(bf16) is for linears; an embed or gather kernel takes arith(int8) only}}
+  %y = kime.kernel gather "g" x(%t : !kime.tensor<[16, 4], f32>) index(%ids : !kime.tensor<[T:8], ui32>) arith(bf16) gather(rows) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_int8_rows_of_a_value(%x: !kime.tensor<[T:8, 4], f32>, %ids: !kime.tensor<[T:8], ui32>) {
+  // expected-error @+1 {{'kime.kernel' op arith(int8) stores a weight's rows as int8: a gather(rows) of a weight or an embed kernel's tok_table}}
+  %y = kime.kernel gather "g" x(%x : !kime.tensor<[T:8, 4], f32>) index(%ids : !kime.tensor<[T:8], ui32>) arith(int8) gather(rows) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
 func.func @kernel_norm_without_norm(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
   // expected-error @+1 {{'kime.kernel' op a norm kernel needs its norm(...)}}
   %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) : !kime.tensor<[T:8, 4], f32>

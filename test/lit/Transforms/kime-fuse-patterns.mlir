@@ -66,6 +66,11 @@ func.func @norm_for_head_and_linear(%x: !kime.tensor<[T:32, 16], f32>, %cu: !kim
 // CHECK-LABEL: func.func @embed_without_types
 // CHECK: kime.kernel embed "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos(%{{.+}} : !kime.tensor<[32, 8], f32>) :
 // CHECK: kime.kernel gather "alone"
+// With int8, a token table (a weight gathered by the ids) is int8 rows, the embed kernel's and the
+// lone gather's; the position table the embed kernel reads too stays f32 (LinearArithmetic.h):
+// INT8-LABEL: func.func @embed_without_types
+// INT8: kime.kernel embed "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos({{.*}}) arith(int8) :
+// INT8: kime.kernel gather "alone" x(%{{.+}} : !kime.tensor<[16, 8], f32>) index(%arg0 : {{.*}}) arith(int8) gather(rows)
 func.func @embed_without_types(%ids: !kime.tensor<[T:32], ui32>, %cu: !kime.tensor<[S+1:5], ui32>) -> (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>)
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %tok = kime.weight "embed.tok" : () -> !kime.tensor<[16, 8], f32>

@@ -108,6 +108,35 @@ TEST(WeightPacker, QuadsFourInputsOfAColumnWithinEachPanelWithItsScale) {
   EXPECT_EQ(int8_t(section[size_t(q.offset + (1 * 16 + 0) * 4 + 3)]), 127);
 }
 
+// An int8 token table: its rows as stored, a byte an element, each row with its own scale
+// ([rows] f32): any widths, no panels.
+TEST(WeightPacker, Int8RowsKeepTheTableOrderWithAScaleARow) {
+  std::vector<uint8_t> bytes;
+  auto ck = matrix(5, 3, bytes);  // 5 rows (tokens) of 3
+  std::vector<float> values(5 * 3);
+  for (size_t v = 0; v < values.size(); ++v) values[v] = float(v);
+  const int8::QuantizedWeight want = int8::quantizeWeight(values.data(), 5, 3);
+  WeightPacker packer(*ck);
+  const PackedWeight q = packer.weights()[size_t(packer.use("w", WeightLayout::int8Rows()))];
+  const PackedWeight sc = packer.weights()[size_t(packer.use("w", WeightLayout::int8RowScales()))];
+  EXPECT_EQ(q.dtype, KIME_DTYPE_I8);
+  EXPECT_EQ(q.layout.name(), "rows.i8");
+  EXPECT_EQ(q.shape, (std::vector<int64_t>{5, 3}));
+  EXPECT_EQ(sc.dtype, KIME_DTYPE_F32);
+  EXPECT_EQ(sc.layout.name(), "rowscales.i8");
+  EXPECT_EQ(sc.shape, (std::vector<int64_t>{5}));
+  const std::string section = packer.sectionBytes();
+  ASSERT_GE(section.size(), size_t(sc.offset + 5 * 4));
+  for (size_t i = 0; i < 15; ++i) EXPECT_EQ(int8_t(section[size_t(q.offset) + i]), want.q[i]) << i;
+  for (size_t r = 0; r < 5; ++r) {
+    float scale;
+    std::memcpy(&scale, section.data() + sc.offset + int64_t(r) * 4, 4);
+    EXPECT_EQ(scale, want.scale[r]) << r;
+    EXPECT_EQ(int8_t(section[size_t(q.offset) + r * 3 + 2]), 127) << r;  // each row's largest
+  }
+  EXPECT_NEAR(float(int8_t(section[size_t(q.offset) + 4])) * want.scale[1], 4.0f, 4.0f / 254);
+}
+
 TEST(WeightPacker, RefusesQuadsOfInputsNotInFours) {
   std::vector<uint8_t> bytes;
   auto ck = matrix(32, 6, bytes);
