@@ -11,11 +11,12 @@
  * Sections, by name:
  *   "manifest"              JSON: graph signature, stages, buckets, per-bucket plans (UTF-8)
  *   "weights.cpu"           pre-packed weights in the layouts the CPU kernels read: f32, and
- *                           with --cpu-precision bf16 the linears' in bf16 (the manifest's
- *                           "dtype" of each weight; f32 where it has none)
+ *                           with --cpu-precision bf16 the linears' in bf16, with int8 the
+ *                           linears' and the token table's in i8 beside their f32 scales (the
+ *                           manifest's "dtype" of each weight; f32 where it has none)
  *   "code.cpu.<target>"     an ELF shared object of the kernels for one CPU target, with one
  *                           Halide runtime inside: x86-64-avx2, x86-64-avx512, arm-64,
- *                           x86-64-avx512bf16
+ *                           arm-64-dotprod, x86-64-avx512bf16, x86-64-avx512vnni
  *   "signature"             optional: an Ed25519 signature over all the rest (below)
  *
  * A reader refuses a wrong magic, a newer version, a section outside the file, or a checksum that
