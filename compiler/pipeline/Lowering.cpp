@@ -233,15 +233,13 @@ class StepBuilder {
 
   // A gather's table or matrix, and the index of each output row.
   void gather(KernelOp k, KernelSpec& s, SlotArgs& args) {
-    input(k, s, args);
+    // arith(int8): a token table's int8 rows (the verifier allows it on gather(rows) of a weight).
+    s.int8 = k.getArith() == mlir::kime::Arithmetic::int8;
+    input(k, s, args, s.int8 ? WeightLayout::int8Rows() : WeightLayout::rows());
+    if (s.int8) args.set("x_scale", weight(k, KernelRole::x, WeightLayout::int8RowScales()));
     const bool picked = hasOutputRows(k.getX());
     switch (*k.getGather()) {
       case mlir::kime::GatherKind::rows: {
-        s.int8 = k.getArith() == mlir::kime::Arithmetic::int8;
-        if (s.int8) {
-          args.set("x", weight(k, KernelRole::x, WeightLayout::int8Rows()));
-          args.set("x_scale", weight(k, KernelRole::x, WeightLayout::int8RowScales()));
-        }
         PlanArg index = indexArg(k.getIndex(), s, k.getNode().str());
         args.set(s.indexU8 ? "index_u8" : "index", index);
         break;
@@ -277,9 +275,9 @@ class StepBuilder {
     program(k, s, args);
   }
 
-  // The input rows; their width is the kernel's `in`.
-  void input(KernelOp k, KernelSpec& s, SlotArgs& args) {
-    PlanArg x = valueArg(k.getX());
+  // The input rows (a weight in `layout`); their width is the kernel's `in`.
+  void input(KernelOp k, KernelSpec& s, SlotArgs& args, const WeightLayout& layout = WeightLayout::rows()) {
+    PlanArg x = weight(k, KernelRole::x, layout);
     s.in = x.cols;
     args.set("x", x);
   }
