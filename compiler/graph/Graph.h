@@ -8,9 +8,11 @@
 #define KIME_GRAPH_GRAPH_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kime/Shapes/Eltwise.h"
 #include "kime/Shapes/KimeShapes.h"
 #include "kime/batch.h"
 
@@ -32,7 +34,17 @@ enum class OpKind {
   GatherMarkers,
   FirstRows,
   Squeeze,
+  // format 2
+  Sub,
+  GeluTanh,
+  Relu,
+  Tanh,
+  Sigmoid,
+  MeanSeqs,
 };
+
+// The elementwise function an op applies (add, sub, mul and the activations), or none.
+std::optional<eltwise::Fn> eltwiseFn(OpKind kind);
 
 // What the format says about one op: its JSON name, its operand fields in order (some optional)
 // and its attribute fields.
@@ -49,6 +61,7 @@ struct OpSpec {
   const char* name;
   std::vector<Operand> operands;
   std::vector<Attr> attrs;
+  int format = 1;  // the first Graph format that has the op
 };
 
 const std::vector<OpSpec>& opSpecs();
@@ -75,7 +88,8 @@ struct WeightDecl {
 };
 
 struct Graph {
-  static constexpr int kFormat = 1;
+  // The format written; a reader takes every format from 1 to it (docs/graph-format.md).
+  static constexpr int kFormat = 2;
   std::string name;
   int64_t vocab = 0;  // token ids must be below it
   int64_t types = 0;  // question types must be below it

@@ -30,11 +30,42 @@ const std::vector<OpSpec>& opSpecs() {
       {OpKind::GatherMarkers, "gather_markers", {{"x", false}, {"cu", false}, {"markers", false}, {"mcu", false}}, {}},
       {OpKind::FirstRows, "first_rows", {{"x", false}, {"cu", false}}, {}},
       {OpKind::Squeeze, "squeeze", {{"x", false}}, {}},
+      {OpKind::Sub, "sub", {{"lhs", false}, {"rhs", false}}, {}, 2},
+      {OpKind::GeluTanh, "gelu_tanh", {{"x", false}}, {}, 2},
+      {OpKind::Relu, "relu", {{"x", false}}, {}, 2},
+      {OpKind::Tanh, "tanh", {{"x", false}}, {}, 2},
+      {OpKind::Sigmoid, "sigmoid", {{"x", false}}, {}, 2},
+      {OpKind::MeanSeqs, "mean_seqs", {{"x", false}, {"cu", false}}, {}, 2},
   };
   return specs;
 }
 
 const OpSpec& opSpec(OpKind kind) { return opSpecs()[static_cast<size_t>(kind)]; }
+
+std::optional<eltwise::Fn> eltwiseFn(OpKind kind) {
+  switch (kind) {
+    case OpKind::Add:
+      return eltwise::Fn::add;
+    case OpKind::Sub:
+      return eltwise::Fn::sub;
+    case OpKind::Mul:
+      return eltwise::Fn::mul;
+    case OpKind::Silu:
+      return eltwise::Fn::silu;
+    case OpKind::Gelu:
+      return eltwise::Fn::gelu;
+    case OpKind::GeluTanh:
+      return eltwise::Fn::gelu_tanh;
+    case OpKind::Relu:
+      return eltwise::Fn::relu;
+    case OpKind::Tanh:
+      return eltwise::Fn::tanh;
+    case OpKind::Sigmoid:
+      return eltwise::Fn::sigmoid;
+    default:
+      return std::nullopt;
+  }
+}
 
 const OpSpec* findOpSpec(const std::string& name) {
   for (const OpSpec& s : opSpecs())
@@ -108,6 +139,8 @@ std::string describeNode(const Graph& g, size_t index) {
 // The rule of `n`'s op applied to its operands' shapes.
 static Inferred inferNode(const Node& n, const std::vector<const Shape*>& in) {
   const auto& a = n.attrs;
+  if (auto fn = eltwiseFn(n.kind))
+    return eltwise::arity(*fn) == 2 ? shapes::inferElementwise(*in[0], *in[1]) : shapes::inferUnary(*in[0]);
   switch (n.kind) {
     case OpKind::GatherRows:
       return shapes::inferGatherRows(*in[0], *in[1]);
@@ -115,12 +148,6 @@ static Inferred inferNode(const Node& n, const std::vector<const Shape*>& in) {
       return shapes::inferExpandSeqs(*in[0], *in[1]);
     case OpKind::Positions:
       return shapes::inferPositions(*in[0]);
-    case OpKind::Add:
-    case OpKind::Mul:
-      return shapes::inferElementwise(*in[0], *in[1]);
-    case OpKind::Silu:
-    case OpKind::Gelu:
-      return shapes::inferUnary(*in[0]);
     case OpKind::RmsNorm:
       return shapes::inferRmsNorm(*in[0], *in[1], a[0]);
     case OpKind::LayerNorm:
@@ -138,6 +165,10 @@ static Inferred inferNode(const Node& n, const std::vector<const Shape*>& in) {
       return shapes::inferFirstRows(*in[0], *in[1]);
     case OpKind::Squeeze:
       return shapes::inferSqueeze(*in[0]);
+    case OpKind::MeanSeqs:
+      return shapes::inferMeanSeqs(*in[0], *in[1]);
+    default:
+      break;
   }
   return Inferred::fail("unknown op");
 }

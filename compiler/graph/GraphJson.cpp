@@ -48,7 +48,7 @@ static WeightDecl parseWeight(const Json& j, const std::string& where) {
   return w;
 }
 
-static Node parseNode(const Json& j, size_t index, const std::string& source) {
+static Node parseNode(const Json& j, size_t index, const std::string& source, int64_t format) {
   std::string where = source + ": node " + std::to_string(index);
   json::requireObject(j, where);
   std::string op = json::stringField(j, "op", where);
@@ -56,6 +56,9 @@ static Node parseNode(const Json& j, size_t index, const std::string& source) {
   if (!spec) throw CompileError(where + ": unknown op \"" + op + "\"");
   Node n{spec->kind, json::stringField(j, "name", where + " (" + op + ")"), {}, {}};
   where += " (" + op + " \"" + n.name + "\")";
+  if (spec->format > format)
+    throw CompileError(where + ": op \"" + op + "\" is new in graph format " + std::to_string(spec->format) +
+                       ", and this file says format " + std::to_string(format));
   std::set<std::string> known = {"op", "name"};
   for (const auto& o : spec->operands) {
     known.insert(o.field);
@@ -81,9 +84,9 @@ Graph parseGraphJson(const std::string& text, const std::string& source) {
   json::requireObject(j, source);
   json::onlyKeys(j, {"format", "name", "vocab", "types", "inputs", "weights", "nodes", "outputs"}, source);
   int64_t format = json::intField(j, "format", source);
-  if (format != Graph::kFormat)
+  if (format < 1 || format > Graph::kFormat)
     throw CompileError(source + ": graph format " + std::to_string(format) +
-                       " is not supported (this kime reads format " + std::to_string(Graph::kFormat) + ")");
+                       " is not supported (this kime reads formats 1 to " + std::to_string(Graph::kFormat) + ")");
   Graph g;
   g.name = json::stringField(j, "name", source);
   g.vocab = json::intField(j, "vocab", source);
@@ -97,7 +100,7 @@ Graph parseGraphJson(const std::string& text, const std::string& source) {
 
   const Json& nodes = json::field(j, "nodes", source);
   if (!nodes.is_array()) throw CompileError(source + ": field \"nodes\" must be an array");
-  for (size_t i = 0; i < nodes.size(); ++i) g.nodes.push_back(parseNode(nodes[i], i, source));
+  for (size_t i = 0; i < nodes.size(); ++i) g.nodes.push_back(parseNode(nodes[i], i, source, format));
 
   const Json& outputs = json::field(j, "outputs", source);
   std::string where = source + ": outputs";

@@ -21,8 +21,12 @@ struct Value {
 
 class Generator {
  public:
-  Generator(uint64_t seed, int64_t maxTokens)
-      : rng_(seed), constRng_(seed ^ 0x9e3779b97f4a7c15ull), maxTokens_(maxTokens) {}
+  Generator(uint64_t seed, int64_t maxTokens, int format)
+      : rng_(seed),
+        constRng_(seed ^ 0x9e3779b97f4a7c15ull),
+        fnRng_(seed ^ 0xc2b2ae3d27d4eb4full),
+        maxTokens_(maxTokens),
+        format_(format) {}
 
   Graph build() {
     g_.name = "random";
@@ -87,12 +91,23 @@ class Generator {
     return add(OpKind::Add, name, {a, weight(name + ".b.weight", shape)});
   }
   bool constant(double p) { return std::uniform_real_distribution<double>(0, 1)(constRng_) < p; }
+  // The ops of graph format 2 take the place of format 1's now and then, by a stream of their
+  // own: a format 1 Graph of a seed is the Graph that seed gave before format 2.
+  bool format2(double p) { return format_ >= 2 && std::uniform_real_distribution<double>(0, 1)(fnRng_) < p; }
 
   Value sum(const Value& a, const Value& b) {
-    return coin(0.5) ? op(OpKind::Add, "add", a, {a.name, b.name}) : op(OpKind::Add, "add", a, {b.name, a.name});
+    const bool swap = !coin(0.5);
+    const OpKind kind = format2(0.2) ? OpKind::Sub : OpKind::Add;
+    return op(kind, kind == OpKind::Sub ? "sub" : "add", a,
+              swap ? std::vector{b.name, a.name} : std::vector{a.name, b.name});
   }
   Value activation(const Value& x) {
-    return coin(0.5) ? op(OpKind::Silu, "silu", x, {x.name}) : op(OpKind::Gelu, "gelu", x, {x.name});
+    OpKind kind = coin(0.5) ? OpKind::Silu : OpKind::Gelu;
+    if (format2(0.5)) {
+      static constexpr OpKind kNew[] = {OpKind::GeluTanh, OpKind::Relu, OpKind::Tanh, OpKind::Sigmoid};
+      kind = kNew[fnRng_() % 4];
+    }
+    return op(kind, opSpec(kind).name, x, {x.name});
   }
   Value norm(const Value& x) {
     const std::string name = fresh("norm");
@@ -122,8 +137,9 @@ class Generator {
   std::string logits(const Value& x);
   std::string act(const Value& x);
 
-  std::mt19937_64 rng_, constRng_;
+  std::mt19937_64 rng_, constRng_, fnRng_;
   int64_t maxTokens_;
+  int format_;
   Graph g_;
   int next_ = 0, constants_ = 0;
   std::string positions_;
@@ -269,10 +285,11 @@ std::string Generator::logits(const Value& x) {
   return out.name;
 }
 
-// Each sequence's first row, maybe normed (a pooler) and projected, to the act pair; sometimes
-// plus a pair per question type.
+// Each sequence's first row (or the mean of its rows), maybe normed (a pooler) and projected, to
+// the act pair; sometimes plus a pair per question type.
 std::string Generator::act(const Value& x) {
-  Value f = op(OpKind::FirstRows, "first", x, {x.name, "cu"});
+  Value f = format2(0.3) ? op(OpKind::MeanSeqs, "mean", x, {x.name, "cu"})
+                         : op(OpKind::FirstRows, "first", x, {x.name, "cu"});
   f.rows = Rows::S;
   if (coin(0.4)) f = norm(f);
   if (coin(0.3)) f = activation(linear(f, width(), coin(0.5)));
@@ -302,9 +319,9 @@ Graph encoderGraph(uint64_t seed, int64_t maxTokens) {
 
 }  // namespace
 
-Graph randomGraph(uint64_t seed, GraphFamily family, int64_t maxTokens) {
+Graph randomGraph(uint64_t seed, GraphFamily family, int64_t maxTokens, int format) {
   if (family == GraphFamily::Encoder) return encoderGraph(seed, maxTokens);
-  return Generator(seed, maxTokens).build();
+  return Generator(seed, maxTokens, format).build();
 }
 
 }  // namespace kime

@@ -19,8 +19,9 @@ enum class GraphFamily {
 
 // The Graph of `seed`; the same seed gives the same Graph. Its learned tables (positions, marker
 // positions) have at least `maxTokens` rows, so that batches of buckets up to that many tokens
-// stay inside them.
-Graph randomGraph(uint64_t seed, GraphFamily family, int64_t maxTokens);
+// stay inside them. `format` limits the ops to those of that Graph format (Any only): with 1, a
+// seed gives the Graph it gave before format 2.
+Graph randomGraph(uint64_t seed, GraphFamily family, int64_t maxTokens, int format = Graph::kFormat);
 
 }  // namespace kime
 

@@ -42,7 +42,7 @@ bool hasSlot(const KernelSpec& s, const std::string& name) {
   if (name == "residual") return s.residual;
   if (name == "index") return s.kind == KIME_CLASS_GATHER && !s.indexU8;
   if (name == "index_u8") return s.kind == KIME_CLASS_GATHER && s.indexU8;
-  if (name == "in1" || name == "in2" || name == "in3") return s.program.find(name.back()) != std::string::npos;
+  if (name == "in1" || name == "in2" || name == "in3") return s.program.inputsRead() & (1u << (name.back() - '0'));
   return false;
 }
 
@@ -84,7 +84,7 @@ std::string KernelSpec::describe() const {
     << (typeTable ? "" : "|no-type") << "|heads=" << heads << "," << kvHeads << "|scale=" << scale << "|len=" << maxLen
     << "|rows=" << nameOf(rows)
     << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
-    << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program) << (vector ? "|vector" : "")
+    << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program.text()) << (vector ? "|vector" : "")
     << "|w=" << in << "," << out << "," << kvWidth;
   return s.str();
 }
@@ -95,6 +95,8 @@ template <typename T>
 void keyField(std::ostringstream& s, const T& v) {
   if constexpr (std::is_same_v<T, std::string>)
     s << v.size() << ':' << v;
+  else if constexpr (std::is_same_v<T, eltwise::Program>)
+    keyField(s, v.text());
   else if constexpr (std::is_floating_point_v<T>)
     s << std::hexfloat << v << std::defaultfloat;
   else if constexpr (std::is_enum_v<T>)

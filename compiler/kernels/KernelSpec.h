@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kime/Shapes/Eltwise.h"
 #include "kime/plan.h"
 
 namespace kime {
@@ -91,8 +92,9 @@ struct KernelSpec {
   int64_t staticRows = 0;
   // gather: the index is qtype (u8) rather than an int32 array
   bool indexU8 = false;
-  // eltwise: its postfix program (KimeKernel.td), and whether its values are vectors ([N])
-  std::string program;
+  // eltwise: its program (Shapes/Eltwise.h; a linear's: its epilogue), and whether its values
+  // are vectors ([N])
+  eltwise::Program program;
   bool vector = false;
   // widths: embed (out = D); linear (in = K, out = O); attention (in = q width, out = q width,
   // kvWidth); head (in = D, out = O); norm, select, gather, eltwise, rope (in = out = D)

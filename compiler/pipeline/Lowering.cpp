@@ -157,6 +157,11 @@ class StepBuilder {
       case KIME_CLASS_ROPE:
         rope(k, s, args, step.node);
         break;
+      case KIME_CLASS_POOL:
+        input(k, s, args);
+        args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
+        args.set("cu", inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32));
+        break;
       default:
         throw CompileError("internal: kernel \"" + step.node + "\" of no known class");
     }
@@ -261,7 +266,7 @@ class StepBuilder {
   // An elementwise program (an eltwise kernel's, or a linear's epilogue) and its inputs in1..in3.
   void program(KernelOp k, KernelSpec& s, SlotArgs& args) {
     if (!k.getProgram()) return;
-    s.program = k.getProgram()->str();
+    s.program = k.getProgram()->getProgram();
     const std::pair<const char*, KernelRole> inputs[] = {
         {"in1", KernelRole::in1}, {"in2", KernelRole::in2}, {"in3", KernelRole::in3}};
     for (const auto& [slot, role] : inputs)

@@ -192,6 +192,13 @@ class Evaluator {
 
   Value apply(size_t index, const Node& n, const std::vector<const Value*>& in, std::optional<Error>& err) {
     const auto& a = n.attrs;
+    if (auto fn = eltwiseFn(n.kind)) {
+      if (eltwise::arity(*fn) == 1) return map(*in[0], [f = *fn](double x) { return eltwise::apply(f, &x); });
+      return zip(*in[0], *in[1], [f = *fn](double x, double y) {
+        const double args[] = {x, y};
+        return eltwise::apply(f, args);
+      });
+    }
     switch (n.kind) {
       case OpKind::GatherRows:
         return gatherRows(index, *in[0], *in[1], err);
@@ -199,14 +206,6 @@ class Evaluator {
         return expandSeqs(*in[0], *in[1]);
       case OpKind::Positions:
         return positions(*in[0]);
-      case OpKind::Add:
-        return zip(*in[0], *in[1], [](double x, double y) { return x + y; });
-      case OpKind::Mul:
-        return zip(*in[0], *in[1], [](double x, double y) { return x * y; });
-      case OpKind::Silu:
-        return map(*in[0], [](double x) { return x / (1 + std::exp(-x)); });
-      case OpKind::Gelu:
-        return map(*in[0], [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
       case OpKind::RmsNorm:
         return norm(*in[0], *in[1], nullptr, a[0]);
       case OpKind::LayerNorm:
@@ -223,6 +222,10 @@ class Evaluator {
         return firstRows(*in[0], *in[1]);
       case OpKind::Squeeze:
         return copyOf(*in[0]).asVector();
+      case OpKind::MeanSeqs:
+        return meanSeqs(*in[0], *in[1]);
+      default:
+        break;
     }
     return {};
   }
@@ -392,6 +395,20 @@ class Evaluator {
     Value out = matrix(seqs_, x.cols);
     for (size_t s = 0; s < seqs_; ++s)
       if (cu.at(s + 1) > cu.at(s)) std::copy(x.row(cu.at(s)), x.row(cu.at(s)) + x.cols, out.row(s));
+    return out;
+  }
+
+  Value meanSeqs(const Value& x, const Value& cu) {
+    Value out = matrix(seqs_, x.cols);
+    for (size_t s = 0; s < seqs_; ++s) {
+      double* o = out.row(s);
+      std::fill(o, o + x.cols, 0.0);
+      for (size_t t = cu.at(s); t < cu.at(s + 1); ++t)
+        for (size_t c = 0; c < x.cols; ++c) o[c] += x.row(t)[c];
+      const double n = double(cu.at(s + 1) - cu.at(s));
+      if (n > 0)
+        for (size_t c = 0; c < x.cols; ++c) o[c] /= n;
+    }
     return out;
   }
 

@@ -118,20 +118,20 @@ void compare(const Graph& g, const RefWeights& weights, Executor& exec, const st
 void countKernels(const std::string& inspect, Result& r) {
   std::istringstream in(inspect.substr(inspect.find("kernels (") + 9));
   in >> r.kernels;
-  for (const char* cls : {"_gather", "_eltwise", "_rope"})
+  for (const char* cls : {"_gather", "_eltwise", "_rope", "_pool"})
     for (size_t at = inspect.find(cls); at != std::string::npos; at = inspect.find(cls, at + 1)) ++r.generic;
 }
 
 }  // namespace
 
-void writeGraph(uint64_t seed, GraphFamily family, const std::string& dir) {
-  writeInputs(randomGraph(seed, family, kMaxTokens), seed, dir);
+void writeGraph(uint64_t seed, const Options& o, const std::string& dir) {
+  writeInputs(randomGraph(seed, o.family, kMaxTokens, o.format), seed, dir);
 }
 
 Result runGraph(uint64_t seed, const Options& o) {
   Result r;
   r.seed = seed;
-  const Graph g = randomGraph(seed, o.family, kMaxTokens);
+  const Graph g = randomGraph(seed, o.family, kMaxTokens, o.format);
   r.nodes = g.nodes.size();
   const fs::path dir =
       fs::temp_directory_path() / ("kime-graph-fuzz-" + std::to_string(getpid())) / std::to_string(seed);

@@ -11,9 +11,10 @@ namespace kime::fuzz {
 
 struct Options {
   GraphFamily family = GraphFamily::Any;
-  unsigned cudaEvery = 0;  // PTX too for every Nth seed
-  std::string keep;        // a folder for failing Graphs, or empty
-  bool fusion = true;      // off: generic kernels only (kime-compile --no-fusion)
+  unsigned cudaEvery = 0;       // PTX too for every Nth seed
+  std::string keep;             // a folder for failing Graphs, or empty
+  bool fusion = true;           // off: generic kernels only (kime-compile --no-fusion)
+  int format = Graph::kFormat;  // the Graph format whose ops the Graphs take (RandomGraph.h)
 };
 
 struct Result {
@@ -32,7 +33,7 @@ struct Result {
 
 // Writes the Graph of `seed`, its weights and the two buckets into `dir` (graph.json,
 // model.safetensors, buckets.json).
-void writeGraph(uint64_t seed, GraphFamily family, const std::string& dir);
+void writeGraph(uint64_t seed, const Options& o, const std::string& dir);
 
 // Generates the Graph of `seed`, compiles it and compares every bucket's batches.
 Result runGraph(uint64_t seed, const Options& o);

@@ -33,6 +33,10 @@ static cl::opt<bool> noFusion(cl::cat(kime::tools::toolOptions()), "no-fusion",
 static cl::opt<unsigned> seconds(
     cl::cat(kime::tools::toolOptions()), "seconds",
     cl::desc("start no new Graph after this many seconds (0: no limit); the table counts those that ran"), cl::init(0));
+static cl::opt<int> graphFormat(cl::cat(kime::tools::toolOptions()), "graph-format",
+                                cl::desc("take the ops of this Graph format only (1: the Graphs seeds gave before "
+                                         "format 2; default: the newest)"),
+                                cl::init(kime::Graph::kFormat));
 static cl::opt<bool> quiet(cl::cat(kime::tools::toolOptions()), "quiet", cl::desc("print the table only"));
 static cl::opt<std::string> write(
     cl::cat(kime::tools::toolOptions()), "write",
@@ -46,8 +50,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.family = family == "any" ? kime::GraphFamily::Any : kime::GraphFamily::Encoder;
+  if (graphFormat < 1 || graphFormat > kime::Graph::kFormat) {
+    std::cerr << "kime-graph-fuzz: --graph-format must be 1 to " << kime::Graph::kFormat << ", not " << graphFormat
+              << "\n";
+    return 2;
+  }
+  o.format = graphFormat;
   if (!write.empty()) {
-    kime::fuzz::writeGraph(seed, o.family, write);
+    kime::fuzz::writeGraph(seed, o, write);
     return 0;
   }
   o.cudaEvery = cudaEvery;

@@ -21,34 +21,36 @@ void scheduleRows(Func out, Var c, Var r, int64_t width, const RowSchedule& sch)
   if (sch.lanes > 1) out.vectorize(c, sch.lanes);
 }
 
-Expr gelu(Expr a) { return 0.5f * a * (1.0f + erf(a * float(M_SQRT1_2))); }
-Expr silu(Expr a) { return a / (1.0f + exp(-a)); }
-
 }  // namespace
 
-Expr programValue(const std::string& program, const std::function<Expr(int)>& input) {
-  std::vector<Expr> stack;
-  auto pop = [&]() {
-    if (stack.empty()) throw CompileError("internal: eltwise program \"" + program + "\" runs out of values");
-    Expr e = stack.back();
-    stack.pop_back();
-    return e;
-  };
-  for (char step : program) {
-    if (step >= '0' && step <= '3') {
-      stack.push_back(input(step - '0'));
-    } else if (step == '+' || step == '*') {
-      Expr b = pop(), a = pop();
-      stack.push_back(step == '+' ? a + b : a * b);
-    } else if (step == 's' || step == 'g') {
-      Expr a = pop();
-      stack.push_back(step == 's' ? silu(a) : gelu(a));
-    } else {
-      throw CompileError("internal: eltwise program \"" + program + "\" has an unknown step");
+Expr applyFn(eltwise::Fn f, const Expr* a) {
+  switch (f) {
+    case eltwise::Fn::add:
+      return a[0] + a[1];
+    case eltwise::Fn::sub:
+      return a[0] - a[1];
+    case eltwise::Fn::mul:
+      return a[0] * a[1];
+    case eltwise::Fn::silu:
+      return a[0] / (1.0f + exp(-a[0]));
+    case eltwise::Fn::gelu:
+      return 0.5f * a[0] * (1.0f + erf(a[0] * float(M_SQRT1_2)));
+    case eltwise::Fn::gelu_tanh: {
+      const Expr x = a[0];
+      return 0.5f * x * (1.0f + tanh(float(std::sqrt(2 / M_PI)) * (x + 0.044715f * x * x * x)));
     }
+    case eltwise::Fn::relu:
+      return max(a[0], 0.0f);
+    case eltwise::Fn::tanh:
+      return tanh(a[0]);
+    case eltwise::Fn::sigmoid:
+      return 1.0f / (1.0f + exp(-a[0]));
   }
-  if (stack.size() != 1) throw CompileError("internal: eltwise program \"" + program + "\" leaves no single value");
-  return stack.back();
+  throw CompileError("internal: an elementwise function Halide has no case for");
+}
+
+Expr programValue(const eltwise::Program& program, const std::function<Expr(int)>& input) {
+  return eltwise::evaluate<Expr>(program, input, applyFn);
 }
 
 // Row r of the output is x's row index[r], or zeros where the index is -1 (an empty sequence's
@@ -104,6 +106,27 @@ HalideKernel ropeKernel(const KernelSpec& s, const RowSchedule& sch) {
   out(c, r) = x(c, r) * rcos(j, p) + select(first, -partner, partner) * rsin(j, p);
   scheduleRows(out, c, r, s.out, sch);
   return {Pipeline(out), {x, pos, rcos, rsin}};
+}
+
+// Each sequence's mean: the token rows summed into their sequence's row in token order (tokseq
+// says which), then divided by the sequence's length; an empty sequence's row stays zeros. The
+// sums are made in the output itself, so the kernel needs no buffer of its own.
+HalideKernel poolKernel(const KernelSpec& s, const RowSchedule& sch) {
+  ImageParam x(Float(32), 2, "x"), tokseq(Int(32), 1, "tokseq"), cu(UInt(32), 1, "cu");
+  Var c("c"), q("q");
+  RDom t(0, x.dim(1).extent(), "t");
+  Func out("pool");
+  out(c, q) = 0.0f;
+  out(c, clamp(tokseq(t), 0, cu.dim(0).extent() - 2)) += x(c, t);
+  out(c, q) = out(c, q) / max(1.0f, cast<float>(cu(q + 1) - cu(q)));
+  out.bound(c, 0, int(s.out));
+  const int lanes = sch.lanes > 1 ? sch.lanes : 1;
+  if (lanes > 1) {
+    out.vectorize(c, lanes);
+    out.update(0).vectorize(c, lanes);
+    out.update(1).vectorize(c, lanes);
+  }
+  return {Pipeline(out), {x, tokseq, cu}};
 }
 
 }  // namespace kime::cpu

@@ -1,4 +1,4 @@
-// The generic kernel classes' Halide pipelines (gather, eltwise, rope): what kime-fuse makes of
+// The generic kernel classes' Halide pipelines (gather, eltwise, rope, pool): what kime-fuse makes of
 // the Graph ops no fused kernel takes.
 #ifndef KIME_CODEGEN_CPU_GENERICKERNELS_H
 #define KIME_CODEGEN_CPU_GENERICKERNELS_H
@@ -10,12 +10,15 @@
 
 namespace kime::cpu {
 
-// The value of a postfix program (KimeKernel.td): `input(i)` is input i's element.
-Halide::Expr programValue(const std::string& program, const std::function<Halide::Expr(int)>& input);
+// One elementwise function of `args` (Shapes/Eltwise.h): the Halide back end of a program.
+Halide::Expr applyFn(eltwise::Fn f, const Halide::Expr* args);
+// The value of a program: `input(i)` is input i's element.
+Halide::Expr programValue(const eltwise::Program& program, const std::function<Halide::Expr(int)>& input);
 
 HalideKernel gatherKernel(const KernelSpec& s, const RowSchedule& sch);
 HalideKernel eltwiseKernel(const KernelSpec& s, const RowSchedule& sch);
 HalideKernel ropeKernel(const KernelSpec& s, const RowSchedule& sch);
+HalideKernel poolKernel(const KernelSpec& s, const RowSchedule& sch);
 
 }  // namespace kime::cpu
 

@@ -222,9 +222,10 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   Expr y = value(L.acc, L.wscale, L.bias, s.bias, o);
   if (s.act == ActKind::swiglu) {
     sums(L.accu, L.accuPairs, L.wu, L.xbUp, s.biasUp, L.biasu);
-    y = y / (1.0f + exp(-y)) * value(L.accu, L.wuscale, L.biasu, s.biasUp, o);
+    const Expr gatedUp[] = {applyFn(eltwise::Fn::silu, &y), value(L.accu, L.wuscale, L.biasu, s.biasUp, o)};
+    y = applyFn(eltwise::Fn::mul, gatedUp);
   } else if (s.act == ActKind::gelu) {
-    y = 0.5f * y * (1.0f + erf(y * float(M_SQRT1_2)));
+    y = applyFn(eltwise::Fn::gelu, &y);
   }
   if (s.ropeHeads > 0) {
     // Rotation pairs: in each group of G columns (a head, or 16 interleaved ones: KernelSpec.h)
@@ -564,6 +565,7 @@ HalideKernel buildAnyKernel(const KernelSpec& s, const IsaInfo& isa) {
   if (s.kind == KIME_CLASS_GATHER) return gatherKernel(s, rowSchedule(s, isa));
   if (s.kind == KIME_CLASS_ELTWISE) return eltwiseKernel(s, rowSchedule(s, isa));
   if (s.kind == KIME_CLASS_ROPE) return ropeKernel(s, rowSchedule(s, isa));
+  if (s.kind == KIME_CLASS_POOL) return poolKernel(s, rowSchedule(s, isa));
   throw CompileError(std::string("internal: no CPU kernel for class \"") + className(s.kind) + "\"");
 }
 

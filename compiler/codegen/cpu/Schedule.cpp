@@ -223,7 +223,7 @@ RowSchedule rowSchedule(const KernelSpec& s, const IsaInfo& isa) {
   if (s.kind == KIME_CLASS_EMBED) return {kRowTile, lanesFor(s.out, isa.lanes)};
   // A norm task of 16 rows: a batch of a few rows is one task, not a hand-off per few rows.
   if (s.kind == KIME_CLASS_NORM) return {16, lanesFor(s.in, isa.lanes)};
-  if (s.kind == KIME_CLASS_SELECT) return {0, lanesFor(s.out, isa.lanes)};
+  if (s.kind == KIME_CLASS_SELECT || s.kind == KIME_CLASS_POOL) return {0, lanesFor(s.out, isa.lanes)};
   // The generic row kernels: tasks of 16 rows, like the norm.
   if (s.kind == KIME_CLASS_GATHER || s.kind == KIME_CLASS_ELTWISE || s.kind == KIME_CLASS_ROPE)
     return {16, lanesFor(s.out, isa.lanes)};

@@ -26,6 +26,11 @@ std::string prelude() {
 // The activations of the eltwise kernels, in a module that has one.
 const char* kActivations = R"(__device__ __forceinline__ float kime_silu(float v) { return v / (1.0f + expf(-v)); }
 __device__ __forceinline__ float kime_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+__device__ __forceinline__ float kime_gelu_tanh(float v) {
+  return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+}
+__device__ __forceinline__ float kime_relu(float v) { return fmaxf(v, 0.0f); }
+__device__ __forceinline__ float kime_sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
 )";
 
 // Tensor cores (sm_80 and later): a float rounded to TF32 (nearest, ties away from zero), and
@@ -131,27 +136,25 @@ std::string weightIndex(const KernelSpec& s, const std::string& k, const std::st
          P;
 }
 
-// A postfix program (KimeKernel.td) as a C expression; `input(i)` is input i's element.
-std::string programExpr(const std::string& program, const std::function<std::string(int)>& input) {
-  std::vector<std::string> stack;
-  for (char step : program) {
-    if (step >= '0' && step <= '3') {
-      stack.push_back(input(step - '0'));
-      continue;
-    }
-    if (stack.empty() || ((step == '+' || step == '*') && stack.size() < 2))
-      throw CompileError("internal: program \"" + program + "\" runs out of values");
-    std::string a = stack.back();
-    stack.pop_back();
-    if (step == 's')
-      stack.push_back("kime_silu(" + a + ")");
-    else if (step == 'g')
-      stack.push_back("kime_gelu(" + a + ")");
-    else
-      stack.back() = "(" + stack.back() + (step == '+' ? " + " : " * ") + a + ")";
+// One elementwise function of `args` as a C expression: the CUDA back end of a program.
+std::string applyFn(eltwise::Fn f, const std::string* a) {
+  switch (f) {
+    case eltwise::Fn::add:
+      return "(" + a[0] + " + " + a[1] + ")";
+    case eltwise::Fn::sub:
+      return "(" + a[0] + " - " + a[1] + ")";
+    case eltwise::Fn::mul:
+      return "(" + a[0] + " * " + a[1] + ")";
+    case eltwise::Fn::tanh:
+      return "tanhf(" + a[0] + ")";
+    default:
+      return std::string("kime_") + eltwise::name(f) + "(" + a[0] + ")";
   }
-  if (stack.size() != 1) throw CompileError("internal: program \"" + program + "\" leaves no single value");
-  return stack.back();
+}
+
+// A program as a C expression; `input(i)` is input i's element.
+std::string programExpr(const eltwise::Program& program, const std::function<std::string(int)>& input) {
+  return eltwise::evaluate<std::string>(program, input, applyFn);
 }
 
 // A linear's epilogue program: input 0 is `value`, inputs 1 to 3 in1 to in3 at `at`.
@@ -375,6 +378,19 @@ std::string ropeKernel(const KernelSpec& s, const std::string& name) {
   return o.str();
 }
 
+// A block per sequence: the mean of its token rows (zeros for an empty one), summed in token order.
+std::string poolKernel(const KernelSpec& s, const std::string& name) {
+  std::ostringstream o;
+  const std::string D = std::to_string(s.out);
+  o << signature(s, name) << "  const int q = blockIdx.x;\n  if (q >= " << rowCount(s) << ") return;\n"
+    << "  const int begin = (int)cu[q], end = (int)cu[q + 1];\n"
+    << "  for (int c = threadIdx.x; c < " << D << "; c += blockDim.x) {\n"
+    << "    float sum = 0.0f;\n"
+    << "    for (int t = begin; t < end; ++t) sum += x[(long)t * " << D << " + c];\n"
+    << "    out[(long)q * " << D << " + c] = sum / fmaxf(1.0f, (float)(end - begin));\n  }\n}\n";
+  return o.str();
+}
+
 }  // namespace
 
 const char* mathName(Math m) { return kime_cuda_math_names[int(m)]; }
@@ -401,7 +417,7 @@ Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
   auto blocksFor = [&](int64_t rows) { return std::max<int64_t>(1, (rows + warps - 1) / warps); };
   const int64_t T = rowBound(s, b.tokens, b.seqs, b.markers);  // the kernel's rows
   if (s.kind == KIME_CLASS_EMBED || s.kind == KIME_CLASS_SELECT || s.kind == KIME_CLASS_GATHER ||
-      s.kind == KIME_CLASS_ROPE)
+      s.kind == KIME_CLASS_ROPE || s.kind == KIME_CLASS_POOL)
     return {std::max<int64_t>(T, 1), 1, 32 * warps};  // a block per row
   if (s.kind == KIME_CLASS_ELTWISE)                   // a thread per element
     return {std::max<int64_t>(1, (T * s.out + 32 * warps - 1) / (32 * warps)), 1, 32 * warps};
@@ -425,6 +441,7 @@ std::string kernelSource(const KernelSpec& s, const std::string& name, Math math
   if (s.kind == KIME_CLASS_GATHER) return gatherKernel(s, name);
   if (s.kind == KIME_CLASS_ELTWISE) return eltwiseKernel(s, name);
   if (s.kind == KIME_CLASS_ROPE) return ropeKernel(s, name);
+  if (s.kind == KIME_CLASS_POOL) return poolKernel(s, name);
   throw CompileError(std::string("internal: no CUDA kernel for class \"") + className(s.kind) + "\"");
 }
 

@@ -17,6 +17,7 @@ def Kime_Dialect : Dialect {
     and whose results are `logits [M]` and `act [S, 2]`.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 

@@ -15,6 +15,10 @@ void KimeDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "kime/IR/KimeTypes.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kime/IR/KimeAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "kime/IR/KimeOps.cpp.inc"
@@ -118,6 +122,38 @@ void KimeTensorType::print(AsmPrinter& p) const {
 #include "kime/IR/KimeTypes.cpp.inc"
 
 //===----------------------------------------------------------------------===//
+// #kime.program<x in1 mul silu>
+//===----------------------------------------------------------------------===//
+
+::kime::eltwise::Program ProgramAttr::getProgram() const {
+  return ::kime::eltwise::Program(std::vector<::kime::eltwise::Step>(getSteps().begin(), getSteps().end()));
+}
+
+LogicalResult ProgramAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayRef<::kime::eltwise::Step> steps) {
+  const ::kime::eltwise::Program p(std::vector<::kime::eltwise::Step>(steps.begin(), steps.end()));
+  if (std::string e = p.check(); !e.empty()) return emitError() << "program<" << p.text() << ">: " << e;
+  return success();
+}
+
+Attribute ProgramAttr::parse(AsmParser& p, Type) {
+  std::string text;
+  if (p.parseLess()) return {};
+  StringRef word;
+  while (succeeded(p.parseOptionalKeyword(&word))) text += (text.empty() ? "" : " ") + word.str();
+  SMLoc loc = p.getCurrentLocation();
+  if (p.parseGreater()) return {};
+  std::string error;
+  auto program = ::kime::eltwise::Program::parse(text, &error);
+  if (!program) return p.emitError(loc, "program: ") << error, Attribute();
+  return ProgramAttr::getChecked([&] { return p.emitError(loc); }, p.getContext(), program->steps());
+}
+
+void ProgramAttr::print(AsmPrinter& p) const { p << "<" << getProgram().text() << ">"; }
+
+#define GET_ATTRDEF_CLASSES
+#include "kime/IR/KimeAttrs.cpp.inc"
+
+//===----------------------------------------------------------------------===//
 // Verifiers: each one applies the op's shape rule and compares the result type.
 //===----------------------------------------------------------------------===//
 
@@ -151,10 +187,11 @@ LogicalResult ExpandSeqsOp::verify() {
   return check(*this, shapes::inferExpandSeqs(shapeOf(getX()), shapeOf(getCu())));
 }
 LogicalResult PositionsOp::verify() { return check(*this, shapes::inferPositions(shapeOf(getCu()))); }
-LogicalResult AddOp::verify() { return check(*this, shapes::inferElementwise(shapeOf(getLhs()), shapeOf(getRhs()))); }
-LogicalResult MulOp::verify() { return check(*this, shapes::inferElementwise(shapeOf(getLhs()), shapeOf(getRhs()))); }
-LogicalResult SiluOp::verify() { return check(*this, shapes::inferUnary(shapeOf(getX()))); }
-LogicalResult GeluOp::verify() { return check(*this, shapes::inferUnary(shapeOf(getX()))); }
+LogicalResult mlir::kime::verifyEltwiseOp(Operation* op) {
+  if (op->getNumOperands() == 2)
+    return check(op, shapes::inferElementwise(shapeOf(op->getOperand(0)), shapeOf(op->getOperand(1))));
+  return check(op, shapes::inferUnary(shapeOf(op->getOperand(0))));
+}
 LogicalResult RmsNormOp::verify() {
   return check(*this, shapes::inferRmsNorm(shapeOf(getX()), shapeOf(getWeight()), getEps().convertToDouble()));
 }
@@ -182,6 +219,7 @@ LogicalResult GatherMarkersOp::verify() {
                shapes::inferGatherMarkers(shapeOf(getX()), shapeOf(getCu()), shapeOf(getMarkers()), shapeOf(getMcu())));
 }
 LogicalResult FirstRowsOp::verify() { return check(*this, shapes::inferFirstRows(shapeOf(getX()), shapeOf(getCu()))); }
+LogicalResult MeanSeqsOp::verify() { return check(*this, shapes::inferMeanSeqs(shapeOf(getX()), shapeOf(getCu()))); }
 LogicalResult SqueezeOp::verify() { return check(*this, shapes::inferSqueeze(shapeOf(getX()))); }
 LogicalResult SequenceIdsOp::verify() { return check(*this, shapes::inferSequenceIds(shapeOf(getCu()))); }
 LogicalResult OutputRowsOp::verify() {
@@ -209,7 +247,7 @@ void KernelOp::build(OpBuilder& b, OperationState& state, Type result, KernelCla
         at(R::markers), at(R::mcu), at(R::tok_table), at(R::type_table), at(R::pos), at(R::norm_weight),
         at(R::norm_bias), at(R::weight), at(R::bias), at(R::weight_up), at(R::bias_up), at(R::residual), at(R::index),
         at(R::in1), at(R::in2), at(R::in3), NormKindAttr(), FloatAttr(), ActivationAttr(), IntegerAttr(), FloatAttr(),
-        IntegerAttr(), IntegerAttr(), FloatAttr(), HeadRowsAttr(), ArithmeticAttr(), GatherKindAttr(), StringAttr(),
+        IntegerAttr(), IntegerAttr(), FloatAttr(), HeadRowsAttr(), ArithmeticAttr(), GatherKindAttr(), ProgramAttr(),
         IntegerAttr());
 }
 
@@ -290,6 +328,7 @@ const KernelRoles& mlir::kime::kernelRoles(KernelClass c) {
       {set({R::x}), set({R::index, R::cu, R::markers, R::mcu})},
       /* eltwise */ {set({R::x}), set({R::in1, R::in2, R::in3})},
       /* rope: index, the positions */ {set({R::x, R::index}), 0},
+      /* pool */ {set({R::x, R::cu}), 0},
   };
   return roles[size_t(c)];
 }
@@ -305,6 +344,7 @@ KIME_SAME_CLASS(select, KIME_CLASS_SELECT)
 KIME_SAME_CLASS(gather, KIME_CLASS_GATHER)
 KIME_SAME_CLASS(eltwise, KIME_CLASS_ELTWISE)
 KIME_SAME_CLASS(rope, KIME_CLASS_ROPE)
+KIME_SAME_CLASS(pool, KIME_CLASS_POOL)
 #undef KIME_SAME_CLASS
 static_assert(kKernelRoleCount <= 32, "KernelRoleSet holds 32 roles");
 
@@ -390,32 +430,20 @@ class KernelChoices {
     return success();
   }
 
-  // A postfix program over the kernel's inputs that leaves one value, reading each input it has.
+  // The program (well formed: #kime.program's verifier) reads exactly the inputs the kernel has.
   LogicalResult verifyProgram() {
-    if (!op_.getProgram()) return op_.emitOpError("an eltwise kernel needs its program(...)");
-    StringRef p = *op_.getProgram();
+    if (!op_.getProgram()) return op_.emitOpError("an eltwise kernel needs its program<...>");
+    const ::kime::eltwise::Program p = op_.getProgram()->getProgram();
     const KernelRole inputs[] = {KernelRole::x, KernelRole::in1, KernelRole::in2, KernelRole::in3};
-    int depth = 0;
-    unsigned read = 0;
-    for (char c : p) {
-      if (c >= '0' && c <= '3') {
-        if (!has(inputs[c - '0']))
-          return op_.emitOpError("program \"") << p << "\" reads input " << c << ", which the kernel does not have";
-        read |= 1u << (c - '0'), ++depth;
-      } else if (c == '+' || c == '*') {
-        if (depth < 2) return op_.emitOpError("program \"") << p << "\": '" << c << "' needs two values";
-        --depth;
-      } else if (c == 's' || c == 'g') {
-        if (depth < 1) return op_.emitOpError("program \"") << p << "\": '" << c << "' needs a value";
-      } else {
-        return op_.emitOpError("program \"") << p << "\": unknown step '" << c << "'";
-      }
-    }
-    if (depth != 1) return op_.emitOpError("program \"") << p << "\" leaves " << depth << " values, not 1";
-    for (unsigned i = 0; i < 4; ++i)
+    const unsigned read = p.inputsRead();
+    for (unsigned i = 0; i < 4; ++i) {
+      if (!has(inputs[i]) && (read & (1u << i)))
+        return op_.emitOpError("program<")
+               << p.text() << "> reads " << ::kime::eltwise::inputName(int(i)) << ", which the kernel does not have";
       if (has(inputs[i]) && !(read & (1u << i)))
-        return op_.emitOpError("program \"")
-               << p << "\" never reads its \"" << stringifyKernelRole(inputs[i]) << "\" operand";
+        return op_.emitOpError("program<")
+               << p.text() << "> never reads its \"" << stringifyKernelRole(inputs[i]) << "\" operand";
+    }
     return success();
   }
 

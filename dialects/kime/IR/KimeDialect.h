@@ -2,6 +2,7 @@
 #ifndef KIME_IR_KIMEDIALECT_H
 #define KIME_IR_KIMEDIALECT_H
 
+#include "kime/Shapes/Eltwise.h"
 #include "kime/Shapes/KimeShapes.h"
 #include "kime/plan.h"
 #include "llvm/ADT/Hashing.h"
@@ -19,12 +20,28 @@ inline llvm::hash_code hash_value(const Dim& d) {
 }
 }  // namespace kime::shapes
 
+namespace kime::eltwise {
+// Lets #kime.program keep its steps uniqued in the MLIR context.
+inline llvm::hash_code hash_value(const Step& s) {
+  return llvm::hash_combine(s.isInput, s.index, static_cast<int>(s.fn));
+}
+}  // namespace kime::eltwise
+
 #include "kime/IR/KimeDialect.h.inc"
 #include "kime/IR/KimeEnums.h.inc"
+
+namespace mlir::kime {
+// The verifier of every op of EltwiseOpInterface: its function's shape rule.
+LogicalResult verifyEltwiseOp(Operation* op);
+}  // namespace mlir::kime
+
 #include "kime/IR/KimeInterfaces.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "kime/IR/KimeTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kime/IR/KimeAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "kime/IR/KimeOps.h.inc"

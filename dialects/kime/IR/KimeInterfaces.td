@@ -22,4 +22,16 @@ def Kime_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   ];
 }
 
+def Kime_EltwiseOpInterface : OpInterface<"EltwiseOpInterface"> {
+  let cppNamespace = "::mlir::kime";
+  let description = [{
+    A Graph op that applies one elementwise function (Shapes/Eltwise.h) to its operands, f32
+    tensors of one shape: what kime-fuse puts into a program.
+  }];
+  let methods = [
+    InterfaceMethod<"The function the op applies.", "::kime::eltwise::Fn", "getFn">,
+  ];
+  let verify = [{ return ::mlir::kime::verifyEltwiseOp($_op); }];
+}
+
 #endif // KIME_INTERFACES_TD

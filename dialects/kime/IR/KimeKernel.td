@@ -10,12 +10,14 @@ include "KimeBase.td"
 include "KimeTypes.td"
 include "mlir/IR/EnumAttr.td"
 include "KimeInterfaces.td"
+include "KimeAttrs.td"
 
 // The kernel classes, numbered as plan.h's kime_kernel_class (KimeDialect.cpp checks).
 def Kime_KernelClass : I32EnumAttr<"KernelClass", "a kernel class (plan.h's kime_kernel_class)", [
     I32EnumAttrCase<"embed", 0>, I32EnumAttrCase<"norm", 1>, I32EnumAttrCase<"linear", 2>,
     I32EnumAttrCase<"attention", 3>, I32EnumAttrCase<"head", 4>, I32EnumAttrCase<"select", 5>,
-    I32EnumAttrCase<"gather", 6>, I32EnumAttrCase<"eltwise", 7>, I32EnumAttrCase<"rope", 8>]> {
+    I32EnumAttrCase<"gather", 6>, I32EnumAttrCase<"eltwise", 7>, I32EnumAttrCase<"rope", 8>,
+    I32EnumAttrCase<"pool", 9>]> {
   let cppNamespace = "::mlir::kime";
 }
 
@@ -79,16 +81,16 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
   let summary = "A fused kernel of one class: what codegen compiles and the plan calls.";
   let description = [{
     `kind` is the kernel class (`embed`, `norm`, `linear`, `attention`, `head`, `select`: the
-    output rows of kime-prune-rows; the generic `gather`, `eltwise` and `rope`). Each operand is
+    output rows of kime-prune-rows; the generic `gather`, `eltwise`, `rope` and `pool`). Each operand is
     named by its role; a class takes some roles and may take others (the verifier says which).
     The class's choices are typed: `norm(rms|layer, eps)` for the input rows of a norm or head
     kernel, `act(gelu|swiglu)` and `arith(bf16)` for a linear, `rope(heads, theta)` for a linear
     or a rope kernel, `heads(heads, kv_heads, scale)` for attention, `rows(markers|first)` for a
     head, `gather(rows|seqs|first|markers)` for a gather, and for an eltwise kernel its
-    `program`: postfix over its inputs `0` (x) to `3` (in3), `+` add, `*` mul, `s` silu, `g`
-    gelu (`"0s1*"` is silu(x) * in1). A linear's `program` is its epilogue: input `0` is its
-    value after bias, activation, RoPE and residual, `1` to `3` are in1 to in3. After kime-plan-memory, `offset` is the
-    result's byte offset in the bucket's arena.
+    `program`: a `#kime.program` (KimeAttrs.td), postfix over its inputs `x`, `in1` to `in3`
+    (`program<x silu in1 mul>` is silu(x) * in1). A linear's `program` is its epilogue: its `x` is
+    its value after bias, activation, RoPE and residual, `in1` to `in3` its other operands.
+    After kime-plan-memory, `offset` is the result's byte offset in the bucket's arena.
 
     ```mlir
     %r = kime.kernel linear "layers.0.mlp.residual" x(%h : !kime.tensor<[T:128, 1024], f32>)
@@ -117,7 +119,7 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
                        OptionalAttr<Kime_HeadRows>:$rows,
                        OptionalAttr<Kime_Arithmetic>:$arith,
                        OptionalAttr<Kime_GatherKind>:$gather,
-                       OptionalAttr<StrAttr>:$program,
+                       OptionalAttr<Kime_ProgramAttr>:$program,
                        OptionalAttr<I64Attr>:$offset);
   let results = (outs Kime_Tensor:$result);
   let assemblyFormat = [{
@@ -152,7 +154,7 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
     (`rows` `(` $rows^ `)`)?
     (`arith` `(` $arith^ `)`)?
     (`gather` `(` $gather^ `)`)?
-    (`program` `(` $program^ `)`)?
+    (`program` $program^)?
     attr-dict `:` qualified(type($result))
   }];
   let builders = [

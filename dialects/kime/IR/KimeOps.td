@@ -8,6 +8,7 @@
 include "KimeBase.td"
 include "KimeTypes.td"
 include "mlir/IR/EnumAttr.td"
+include "KimeInterfaces.td"
 
 def Kime_WeightOp : Kime_Op<"weight"> {
   let summary = "A weight of the checkpoint, by name.";
@@ -70,67 +71,53 @@ def Kime_PositionsOp : Kime_Op<"positions"> {
   let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
-def Kime_AddOp : Kime_Op<"add"> {
-  let summary = "Elementwise sum of two f32 tensors of one shape.";
-  let description = [{
-    `result = lhs + rhs`.
-
-    ```mlir
-    %r = kime.add "embed"(%a, %b) : (!kime.tensor<[T, 256], f32>, !kime.tensor<[T, 256], f32>) -> !kime.tensor<[T, 256], f32>
-    ```
-  }];
-  let arguments = (ins StrAttr:$node,
-                       Kime_Tensor:$lhs,
-                       Kime_Tensor:$rhs);
+// The elementwise ops: each one function of Shapes/Eltwise.h (`getFn()`, through
+// EltwiseOpInterface, which also verifies them), on f32 tensors of one shape.
+class Kime_EltwiseOp<string mnemonic, string fn, list<Trait> traits = []>
+    : Kime_Op<mnemonic, !listconcat(traits, [Kime_EltwiseOpInterface])> {
+  let hasVerifier = 0;
   let results = (outs Kime_Tensor:$result);
   let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    static constexpr ::kime::eltwise::Fn kFn = ::kime::eltwise::Fn::}] # fn # [{;
+    ::kime::eltwise::Fn getFn() { return kFn; }
+  }];
 }
 
-def Kime_MulOp : Kime_Op<"mul"> {
-  let summary = "Elementwise product of two f32 tensors of one shape.";
+class Kime_BinaryOp<string mnemonic, string formula> : Kime_EltwiseOp<mnemonic, mnemonic> {
+  let summary = "Elementwise `" # formula # "` of two f32 tensors of one shape.";
   let description = [{
-    `result = lhs * rhs`.
+    `result = }] # formula # [{`.
 
     ```mlir
-    %r = kime.mul "layers.0.mlp.act"(%g, %u) : (!kime.tensor<[T, 1024], f32>, !kime.tensor<[T, 1024], f32>) -> !kime.tensor<[T, 1024], f32>
+    %r = kime.}] # mnemonic # [{ "n"(%a, %b) : (!kime.tensor<[T, 256], f32>, !kime.tensor<[T, 256], f32>) -> !kime.tensor<[T, 256], f32>
     ```
   }];
-  let arguments = (ins StrAttr:$node,
-                       Kime_Tensor:$lhs,
-                       Kime_Tensor:$rhs);
-  let results = (outs Kime_Tensor:$result);
-  let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let arguments = (ins StrAttr:$node, Kime_Tensor:$lhs, Kime_Tensor:$rhs);
 }
 
-def Kime_SiluOp : Kime_Op<"silu"> {
-  let summary = "SiLU: x * sigmoid(x).";
+class Kime_UnaryOp<string mnemonic, string what, string formula> : Kime_EltwiseOp<mnemonic, mnemonic> {
+  let summary = what # " of each element.";
   let description = [{
-    `result = x / (1 + exp(-x))`.
+    `result = }] # formula # [{`.
 
     ```mlir
-    %r = kime.silu "layers.0.mlp.gate.silu"(%g) : (!kime.tensor<[T, 1024], f32>) -> !kime.tensor<[T, 1024], f32>
+    %r = kime.}] # mnemonic # [{ "n"(%x) : (!kime.tensor<[T, 1024], f32>) -> !kime.tensor<[T, 1024], f32>
     ```
   }];
-  let arguments = (ins StrAttr:$node,
-                       Kime_Tensor:$x);
-  let results = (outs Kime_Tensor:$result);
-  let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
+  let arguments = (ins StrAttr:$node, Kime_Tensor:$x);
 }
 
-def Kime_GeluOp : Kime_Op<"gelu"> {
-  let summary = "Exact GELU (erf).";
-  let description = [{
-    `result = x / 2 * (1 + erf(x / sqrt(2)))`.
-
-    ```mlir
-    %r = kime.gelu "layers.0.mlp.gelu"(%h) : (!kime.tensor<[T, 1024], f32>) -> !kime.tensor<[T, 1024], f32>
-    ```
-  }];
-  let arguments = (ins StrAttr:$node,
-                       Kime_Tensor:$x);
-  let results = (outs Kime_Tensor:$result);
-  let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
-}
+def Kime_AddOp : Kime_BinaryOp<"add", "lhs + rhs">;
+def Kime_SubOp : Kime_BinaryOp<"sub", "lhs - rhs">;
+def Kime_MulOp : Kime_BinaryOp<"mul", "lhs * rhs">;
+def Kime_SiluOp : Kime_UnaryOp<"silu", "SiLU", "x / (1 + exp(-x))">;
+def Kime_GeluOp : Kime_UnaryOp<"gelu", "Exact GELU (erf)", "x / 2 * (1 + erf(x / sqrt(2)))">;
+def Kime_GeluTanhOp : Kime_UnaryOp<"gelu_tanh", "GELU, tanh approximation",
+                                   "x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))">;
+def Kime_ReluOp : Kime_UnaryOp<"relu", "ReLU", "max(x, 0)">;
+def Kime_TanhOp : Kime_UnaryOp<"tanh", "tanh", "tanh(x)">;
+def Kime_SigmoidOp : Kime_UnaryOp<"sigmoid", "The logistic sigmoid", "1 / (1 + exp(-x))">;
 
 def Kime_RmsNormOp : Kime_Op<"rms_norm"> {
   let summary = "RMS norm of each row, times a gain.";
@@ -253,6 +240,23 @@ def Kime_FirstRowsOp : Kime_Op<"first_rows"> {
 
     ```mlir
     %r = kime.first_rows "head.act.rows"(%f, %cu) : (!kime.tensor<[T, 256], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[S, 256], f32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$node,
+                       Kime_Tensor:$x,
+                       Kime_Tensor:$cu);
+  let results = (outs Kime_Tensor:$result);
+  let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def Kime_MeanSeqsOp : Kime_Op<"mean_seqs"> {
+  let summary = "The mean of each sequence's token rows (zeros for an empty one).";
+  let description = [{
+    Row `s` is the mean of `x[t]` over the tokens `cu[s] <= t < cu[s+1]`, or zeros when
+    sequence `s` is empty: masked mean pooling.
+
+    ```mlir
+    %r = kime.mean_seqs "pool"(%f, %cu) : (!kime.tensor<[T, 256], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[S, 256], f32>
     ```
   }];
   let arguments = (ins StrAttr:$node,

@@ -302,6 +302,13 @@ Inferred inferFirstRows(const Shape& x, const Shape& cu) {
   return {f32({Dim::symbol(Sym::S), x.dims[1]}), ""};
 }
 
+Inferred inferMeanSeqs(const Shape& x, const Shape& cu) {
+  KIME_TRY(isRows("x", x));
+  KIME_TRY(rowsAre("x", x, Sym::T));
+  KIME_TRY(isCu("cu", cu));
+  return {f32({Dim::symbol(Sym::S), x.dims[1]}), ""};
+}
+
 Inferred inferSqueeze(const Shape& x) {
   KIME_TRY(isF32("x", x));
   if (x.rank() != 2 || x.dims[1] != Dim::fixed(1)) return Inferred::fail("x must be [N, 1], not " + str(x.dims));

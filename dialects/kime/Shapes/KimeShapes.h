@@ -85,6 +85,7 @@ Inferred inferAttention(const Shape& q, const Shape& k, const Shape& v, const Sh
                         double scale, const Shape* qseq = nullptr);
 Inferred inferGatherMarkers(const Shape& x, const Shape& cu, const Shape& markers, const Shape& mcu);
 Inferred inferFirstRows(const Shape& x, const Shape& cu);
+Inferred inferMeanSeqs(const Shape& x, const Shape& cu);
 Inferred inferSqueeze(const Shape& x);
 // Introduced by kime-prune-rows (not ops of the Graph format).
 Inferred inferSequenceIds(const Shape& cu);

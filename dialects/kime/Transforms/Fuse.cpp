@@ -89,11 +89,10 @@ struct EmbedPattern : OpRewritePattern<AddOp> {
 // that a gated residual, an activation of a sum or a scaled branch is computed while the output
 // tile is in registers.
 void absorbProgram(KernelBuilder& k) {
-  std::string program = "0";
+  ::kime::eltwise::Program program = ::kime::eltwise::Program::input(0);
   SmallVector<Value, 3> inputs;
   while (Operation* user = singleUser(k.result)) {
     if (!isElementwise(user)) break;
-    const char step = stepOf(user);
     if (user->getNumOperands() == 2) {
       const bool lhs = user->getOperand(0) == k.result;
       Value other = user->getOperand(lhs ? 1 : 0);
@@ -103,16 +102,19 @@ void absorbProgram(KernelBuilder& k) {
         inputs.push_back(other);
         it = inputs.end() - 1;
       }
-      const char in = char('1' + (it - inputs.begin()));
-      program = lhs ? program + in + step : std::string(1, in) + program + step;
-    } else {
-      program += step;
+      const int in = int(1 + (it - inputs.begin()));
+      // The operands keep their order: sub's is not symmetric.
+      if (lhs)
+        program.push(in);
+      else
+        program = ::kime::eltwise::Program::input(in).append(program);
     }
+    program.apply(fnOf(user));
     k.absorbed.push_back(user);
     k.result = user->getResult(0);
     k.node = user->getAttrOfType<StringAttr>("node").str();
   }
-  if (program == "0") return;
+  if (program.isIdentity()) return;
   k.choices.program = program;
   const KernelRole roles[] = {R::in1, R::in2, R::in3};
   for (size_t i = 0; i < inputs.size(); ++i) k.add(roles[i], inputs[i]);

@@ -1,6 +1,7 @@
 // kime-fuse's fallback: a generic kernel for each Graph op no fused pattern took, so that every
 // valid Graph lowers. Elementwise ops that only one another read become one kernel (a postfix
-// program over its inputs); gathers, norms and RoPE of any rows become kernels of their own.
+// program over its inputs); gathers, norms, RoPE of any rows and means of sequences become
+// kernels of their own.
 #include "KernelBuilder.h"
 
 namespace mlir::kime::fuse {
@@ -9,7 +10,7 @@ namespace {
 
 // An elementwise chain being assembled: its postfix program, its inputs, the ops it takes in.
 struct Chain {
-  std::string program;
+  ::kime::eltwise::Program program;
   SmallVector<Value, KIME_ELTWISE_INPUTS> inputs;
   SmallVector<Operation*> absorbed;  // producers first
   bool deep = true;                  // producers that only the chain reads join it
@@ -28,9 +29,9 @@ struct Chain {
         inputs.push_back(v);
         it = inputs.end() - 1;
       }
-      program += char('0' + (it - inputs.begin()));
+      program.push(int(it - inputs.begin()));
     }
-    program += stepOf(op);
+    program.apply(fnOf(op));
     absorbed.push_back(op);
     return true;
   }
@@ -39,10 +40,9 @@ struct Chain {
 // Rooted at the last op of a chain: one whose result is not read by exactly one elementwise op
 // (that one would take it in). Where the whole chain needs more than four inputs, the root takes
 // only its own operands and the producers become chains of their own.
-template <typename OpT>
-struct EltwisePattern : OpRewritePattern<OpT> {
-  using OpRewritePattern<OpT>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpT op, PatternRewriter& rw) const override {
+struct EltwisePattern : OpInterfaceRewritePattern<EltwiseOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(EltwiseOpInterface op, PatternRewriter& rw) const override {
     Value result = op->getResult(0);
     if (result.hasOneUse() && isElementwise(*result.getUsers().begin())) return failure();
     Chain chain;
@@ -51,7 +51,7 @@ struct EltwisePattern : OpRewritePattern<OpT> {
       chain.deep = false;
       chain.append(op);
     }
-    KernelBuilder k{KernelClass::eltwise, op.getNode()};
+    KernelBuilder k{KernelClass::eltwise, op->getAttrOfType<StringAttr>("node").getValue()};
     const KernelRole roles[] = {KernelRole::x, KernelRole::in1, KernelRole::in2, KernelRole::in3};
     for (size_t i = 0; i < chain.inputs.size(); ++i) k.add(roles[i], chain.inputs[i]);
     k.choices.program = chain.program;
@@ -109,13 +109,25 @@ struct RopePattern : OpRewritePattern<RopeOp> {
   }
 };
 
+// mean_seqs: a pool kernel.
+struct PoolPattern : OpRewritePattern<MeanSeqsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MeanSeqsOp m, PatternRewriter& rw) const override {
+    KernelBuilder k{KernelClass::pool, m.getNode()};
+    k.add(KernelRole::x, m.getX());
+    k.add(KernelRole::cu, m.getCu());
+    k.absorbed = {m};
+    k.result = m.getResult();
+    emit(k, rw);
+    return success();
+  }
+};
+
 }  // namespace
 
 void populateGenericPatterns(RewritePatternSet& patterns, Arithmetic arith) {
   MLIRContext* ctx = patterns.getContext();
-  patterns
-      .add<EltwisePattern<AddOp>, EltwisePattern<MulOp>, EltwisePattern<SiluOp>, EltwisePattern<GeluOp>, RopePattern>(
-          ctx);
+  patterns.add<EltwisePattern, RopePattern, PoolPattern>(ctx);
   patterns.add<GatherPattern<GatherRowsOp>, GatherPattern<ExpandSeqsOp>, GatherPattern<FirstRowsOp>,
                GatherPattern<GatherMarkersOp>>(ctx, arith);
 }

@@ -21,7 +21,7 @@ struct Choices {
   std::optional<HeadRows> rows;
   Arithmetic arith = Arithmetic::f32;  // a linear's, or an embed or gather kernel's token table
   std::optional<GatherKind> gather;
-  std::string program;  // eltwise
+  ::kime::eltwise::Program program;  // eltwise, or a linear's epilogue
 };
 
 // A kernel being assembled: its operands by role, its choices, the ops it absorbs.
@@ -54,15 +54,10 @@ inline Arithmetic tableArithmetic(Value table, Value index, Arithmetic asked) {
   return asked == Arithmetic::int8 && isWeight(table) && isTokenIds(index) ? Arithmetic::int8 : Arithmetic::f32;
 }
 
-inline bool isElementwise(Operation* op) { return op && isa<AddOp, MulOp, SiluOp, GeluOp>(op); }
+inline bool isElementwise(Operation* op) { return op && isa<EltwiseOpInterface>(op); }
 
-// An elementwise op's step in a postfix program (KimeKernel.td).
-inline char stepOf(Operation* op) {
-  if (isa<AddOp>(op)) return '+';
-  if (isa<MulOp>(op)) return '*';
-  if (isa<SiluOp>(op)) return 's';
-  return 'g';
-}
+// The function an elementwise op applies: its step in a program.
+inline ::kime::eltwise::Fn fnOf(Operation* op) { return cast<EltwiseOpInterface>(op).getFn(); }
 
 inline Operation* singleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
 
@@ -112,7 +107,7 @@ inline void emit(KernelBuilder& k, PatternRewriter& rw) {
   if (c.rows) op.setRows(*c.rows);
   if (c.arith != Arithmetic::f32) op.setArith(c.arith);
   if (c.gather) op.setGather(*c.gather);
-  if (!c.program.empty()) op.setProgram(c.program);
+  if (!c.program.empty()) op.setProgramAttr(ProgramAttr::get(op.getContext(), c.program));
   rw.replaceAllUsesWith(k.result, op.getResult());
   for (Operation* o : llvm::reverse(k.absorbed))
     if (o->use_empty()) rw.eraseOp(o);

@@ -26,8 +26,8 @@ bool hasTokenRows(Value v) {
 
 // Whether operand `i` of `op` is read row for row (result row r needs operand row r only).
 bool isRowOperand(Operation* op, unsigned i) {
-  if (isa<RmsNormOp, LayerNormOp, LinearOp, SiluOp, GeluOp, AttentionOp>(op)) return i == 0;
-  if (isa<AddOp, MulOp>(op)) return true;
+  if (isa<RmsNormOp, LayerNormOp, LinearOp, AttentionOp>(op)) return i == 0;
+  if (isa<EltwiseOpInterface>(op)) return true;
   if (isa<RopeOp>(op)) return i <= 1;  // x and its positions
   return false;
 }

@@ -21,8 +21,9 @@ extern "C" {
 
 /* The artifact format's version: the header's and the manifest's. 2: the names of this header
  * (kernel classes, inputs, row counts, dtypes by name as below). 3: the generic classes (gather,
- * eltwise, rope), the markers and mcu inputs, a SwiGLU's biases apart, the gather limits. */
-#define KIME_FORMAT_VERSION 3u
+ * eltwise, rope), the markers and mcu inputs, a SwiGLU's biases apart, the gather limits. 4: the
+ * pool class; eltwise programs as words ("x in1 mul silu"). */
+#define KIME_FORMAT_VERSION 4u
 
 /* Section names: the manifest, the packed weights, and the code: "code.cpu.<target>" (target:
  * kime_cpu_target_names) and "code.ptx.<math>.<arch>" (math: kime_cuda_math_names, arch: sm_80,
@@ -73,9 +74,10 @@ typedef enum kime_kernel_class {
   /* The generic classes: whatever no fusion pattern covers. */
   KIME_CLASS_GATHER =
       6, /* rows of a table or a matrix by an index: gather_rows, expand_seqs, first_rows, gather_markers */
-  KIME_CLASS_ELTWISE = 7, /* a chain of add / mul / silu / gelu over up to 4 inputs, as one loop */
+  KIME_CLASS_ELTWISE = 7, /* a chain of elementwise functions over up to 4 inputs, as one loop */
   KIME_CLASS_ROPE = 8,    /* RoPE on rows no linear computes, by any positions */
-  KIME_CLASS_COUNT = 9
+  KIME_CLASS_POOL = 9,    /* the mean of each sequence's token rows (mean_seqs) */
+  KIME_CLASS_COUNT = 10
 } kime_kernel_class;
 
 /* Whether kernels of class `c` are generic (what no fusion pattern took) rather than fused. */
@@ -148,7 +150,7 @@ typedef enum kime_arith {
 } kime_arith;
 static const char* const kime_arith_names[KIME_ARITH_COUNT] = {"cpu", "tf32", "f32"};
 static const char* const kime_kernel_class_names[KIME_CLASS_COUNT] = {
-    "embed", "norm", "linear", "attention", "head", "select", "gather", "eltwise", "rope"};
+    "embed", "norm", "linear", "attention", "head", "select", "gather", "eltwise", "rope", "pool"};
 static const char* const kime_plan_input_names[KIME_INPUT_COUNT] = {
     "ids",         "qtype",      "cu",       "markers", "mcu",     "tokseq",         "tokpos",
     "marker_rows", "first_rows", "out_rows", "out_seq", "out_pos", "out_first_rows", "out_marker_rows"};
@@ -229,6 +231,10 @@ static const kime_arg_slot kime_rope_slots[] = {{"x", KIME_F32_, 0},
                                                 {"rope_cos", KIME_F32_, 0},
                                                 {"rope_sin", KIME_F32_, 0},
                                                 {"out", KIME_F32_, 0}};
+/* out row s = the mean of x's rows cu[s] .. cu[s+1] - 1 (zeros for an empty sequence); tokseq is
+ * each token's sequence. */
+static const kime_arg_slot kime_pool_slots[] = {
+    {"x", KIME_F32_, 0}, {"tokseq", KIME_DTYPE_I32, 0}, {"cu", KIME_DTYPE_U32, 0}, {"out", KIME_F32_, 0}};
 /* The most inputs of an eltwise kernel. */
 #define KIME_ELTWISE_INPUTS 4
 #undef KIME_F32_
@@ -255,6 +261,8 @@ static inline const kime_arg_slot* kime_class_slots(kime_kernel_class c, int* co
       return KIME_SLOTS_(kime_eltwise_slots);
     case KIME_CLASS_ROPE:
       return KIME_SLOTS_(kime_rope_slots);
+    case KIME_CLASS_POOL:
+      return KIME_SLOTS_(kime_pool_slots);
     default:
       break;
   }

@@ -460,32 +460,64 @@ func.func @gather_markers_without_mcu(%x: !kime.tensor<[T:8, 4], f32>, %cu: !kim
 // -----
 
 func.func @eltwise_reads_a_missing_input(%x: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op program "01+" reads input 1, which the kernel does not have}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program("01+") : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.kernel' op program<x in1 add> reads in1, which the kernel does not have}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x in1 add> : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @eltwise_leaves_two_values(%x: !kime.tensor<[T:8, 4], f32>, %z: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op program "01" leaves 2 values, not 1}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program("01") : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{program<x in1>: leaves 2 values, not 1}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program <x in1> : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @eltwise_unknown_step(%x: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op program "0t": unknown step 't'}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program("0t") : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{program: unknown step "tanhh"}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x tanhh> : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @eltwise_function_without_its_values(%x: !kime.tensor<[T:8, 4], f32>) {
+  // expected-error @+1 {{program<x add>: add takes two values, but the stack holds 1}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x add> : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @eltwise_without_program(%x: !kime.tensor<[T:8, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op an eltwise kernel needs its program<...>}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @pool_without_cu(%x: !kime.tensor<[T:8, 4], f32>) {
+  // expected-error @+1 {{'kime.kernel' op a pool kernel needs its "cu" operand}}
+  %y = kime.kernel pool "p" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[S:2, 4], f32>
+  return
+}
+
+// -----
+
+func.func @mean_of_sequence_rows(%x: !kime.tensor<[S, 4], f32>, %cu: !kime.tensor<[S+1], ui32>) {
+  // expected-error @+1 {{'kime.mean_seqs' op x must have T rows, not S}}
+  %y = kime.mean_seqs "m"(%x, %cu) : (!kime.tensor<[S, 4], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[S, 4], f32>
   return
 }
 
 // -----
 
 func.func @eltwise_unread_input(%x: !kime.tensor<[T:8, 4], f32>, %z: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op program "0s" never reads its "in1" operand}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program("0s") : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.kernel' op program<x silu> never reads its "in1" operand}}
+  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program <x silu> : !kime.tensor<[T:8, 4], f32>
   return
 }
 

@@ -46,8 +46,18 @@ func.func @every_op(%ids: !kime.tensor<[T], ui32>, %cu: !kime.tensor<[S+1], ui32
   %s = kime.silu "s"(%at) : (!kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
   // CHECK-NEXT: kime.gelu "e"
   %e = kime.gelu "e"(%s) : (!kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
-  // CHECK-NEXT: kime.mul "m"
-  %m = kime.mul "m"(%s, %e) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
+  // CHECK-NEXT: kime.mul "m0"
+  %m0 = kime.mul "m0"(%s, %e) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
+  // CHECK-NEXT: kime.sub "d"
+  %d = kime.sub "d"(%m0, %s) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
+  // CHECK-NEXT: kime.gelu_tanh "gt"
+  %gt = kime.gelu_tanh "gt"(%d) : (!kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
+  // CHECK-NEXT: kime.relu "r"
+  %r = kime.relu "r"(%gt) : (!kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
+  // CHECK-NEXT: kime.tanh "th"
+  %th = kime.tanh "th"(%r) : (!kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
+  // CHECK-NEXT: kime.sigmoid "m"
+  %m = kime.sigmoid "m"(%th) : (!kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
   // CHECK-NEXT: kime.gather_markers "mk"({{.*}}) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[S+1], ui32>, !kime.tensor<[M], ui32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[M, 8], f32>
   %mk = kime.gather_markers "mk"(%m, %cu, %markers, %mcu) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[S+1], ui32>, !kime.tensor<[M], ui32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[M, 8], f32>
   %lg = kime.linear "lg"(%mk, %wm) : (!kime.tensor<[M, 8], f32>, !kime.tensor<[1, 8], f32>) -> !kime.tensor<[M, 1], f32>
@@ -55,7 +65,10 @@ func.func @every_op(%ids: !kime.tensor<[T], ui32>, %cu: !kime.tensor<[S+1], ui32
   %logits = kime.squeeze "logits"(%lg) : (!kime.tensor<[M, 1], f32>) -> !kime.tensor<[M], f32>
   // CHECK-NEXT: kime.first_rows "first"({{.*}}) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[S, 8], f32>
   %first = kime.first_rows "first"(%m, %cu) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[S, 8], f32>
-  %act = kime.linear "act"(%first, %wa) : (!kime.tensor<[S, 8], f32>, !kime.tensor<[2, 8], f32>) -> !kime.tensor<[S, 2], f32>
+  // CHECK-NEXT: kime.mean_seqs "mean"({{.*}}) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[S, 8], f32>
+  %mean = kime.mean_seqs "mean"(%m, %cu) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[S+1], ui32>) -> !kime.tensor<[S, 8], f32>
+  %pooled = kime.add "pooled"(%first, %mean) : (!kime.tensor<[S, 8], f32>, !kime.tensor<[S, 8], f32>) -> !kime.tensor<[S, 8], f32>
+  %act = kime.linear "act"(%pooled, %wa) : (!kime.tensor<[S, 8], f32>, !kime.tensor<[2, 8], f32>) -> !kime.tensor<[S, 2], f32>
   // CHECK: return %{{.+}}, %{{.+}} : !kime.tensor<[M], f32>, !kime.tensor<[S, 2], f32>
   return %logits, %act : !kime.tensor<[M], f32>, !kime.tensor<[S, 2], f32>
 }
@@ -65,4 +78,14 @@ func.func @every_op(%ids: !kime.tensor<[T], ui32>, %cu: !kime.tensor<[S+1], ui32
 // CHECK-SAME: !kime.tensor<[T:128, 8], f32>
 func.func @bounded(%x: !kime.tensor<[T:128, 8], f32>) -> !kime.tensor<[T:128, 8], f32> {
   return %x : !kime.tensor<[T:128, 8], f32>
+}
+
+// Kernels print their program and class as they were written.
+// CHECK-LABEL: func.func @kernels
+// CHECK: %[[E:.+]] = kime.kernel eltwise "e" x(%arg0 : {{.*}}) in1(%arg1 : {{.*}}) program <in1 x sub gelu_tanh relu tanh sigmoid> : !kime.tensor<[T:8, 4], f32>
+// CHECK-NEXT: kime.kernel pool "p" x(%[[E]] : {{.*}}) cu(%arg2 : {{.*}}) : !kime.tensor<[S:2, 4], f32>
+func.func @kernels(%x: !kime.tensor<[T:8, 4], f32>, %y: !kime.tensor<[T:8, 4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) -> !kime.tensor<[S:2, 4], f32> {
+  %e = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%y : !kime.tensor<[T:8, 4], f32>) program <in1 x sub gelu_tanh relu tanh sigmoid> : !kime.tensor<[T:8, 4], f32>
+  %p = kime.kernel pool "p" x(%e : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) : !kime.tensor<[S:2, 4], f32>
+  return %p : !kime.tensor<[S:2, 4], f32>
 }

@@ -9,7 +9,7 @@
 // CHECK-LABEL: func.func @gated_residual
 // CHECK-DAG: %[[WG:.+]] = kime.weight "g.weight"
 // CHECK: %[[O:.+]] = kime.kernel linear "o" x(%arg1 : {{.*}})
-// CHECK-NEXT: kime.kernel linear "out" x(%arg0 : {{.*}}) weight(%[[WG]] : {{.*}}) in1(%[[O]] : {{.*}}) in2(%arg0 : {{.*}}) program("210s*+")
+// CHECK-NEXT: kime.kernel linear "out" x(%arg0 : {{.*}}) weight(%[[WG]] : {{.*}}) in1(%[[O]] : {{.*}}) in2(%arg0 : {{.*}}) program <in2 in1 x silu mul add>
 // CHECK-NEXT: return
 func.func @gated_residual(%x: !kime.tensor<[T:32, 8], f32>, %a: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
@@ -27,7 +27,7 @@ func.func @gated_residual(%x: !kime.tensor<[T:32, 8], f32>, %a: !kime.tensor<[T:
 // CHECK-LABEL: func.func @activation_of_a_sum
 // CHECK-DAG: %[[W2:.+]] = kime.weight "l2.weight"
 // CHECK: %[[L1:.+]] = kime.kernel linear "l1"
-// CHECK-NEXT: kime.kernel linear "act" x(%arg0 : {{.*}}) weight(%[[W2]] : {{.*}}) residual(%[[L1]] : {{.*}}) program("0g")
+// CHECK-NEXT: kime.kernel linear "act" x(%arg0 : {{.*}}) weight(%[[W2]] : {{.*}}) residual(%[[L1]] : {{.*}}) program <x gelu>
 func.func @activation_of_a_sum(%x: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 12], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %w1 = kime.weight "l1.weight" : () -> !kime.tensor<[12, 8], f32>
@@ -42,10 +42,10 @@ func.func @activation_of_a_sum(%x: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor
 // x + gelu(o) * y: a scaled branch with its activation (the GELU of the fixed epilogue, then the
 // program); a linear whose value an op reads twice keeps that op apart.
 // CHECK-LABEL: func.func @scaled_branch
-// CHECK: kime.kernel linear "out" x(%arg0 : {{.*}}) weight({{.*}}) in1(%arg1 : {{.*}}) in2(%arg0 : {{.*}}) act(gelu) program("201*+")
+// CHECK: kime.kernel linear "out" x(%arg0 : {{.*}}) weight({{.*}}) in1(%arg1 : {{.*}}) in2(%arg0 : {{.*}}) act(gelu) program <in2 x in1 mul add>
 // CHECK-LABEL: func.func @a_value_read_twice
 // CHECK: %[[O:.+]] = kime.kernel linear "o"
-// CHECK-NEXT: kime.kernel eltwise "sq" x(%[[O]] : {{.*}}) program("00*")
+// CHECK-NEXT: kime.kernel eltwise "sq" x(%[[O]] : {{.*}}) program <x x mul>
 func.func @scaled_branch(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %w = kime.weight "o.weight" : () -> !kime.tensor<[8, 8], f32>
@@ -62,4 +62,17 @@ func.func @a_value_read_twice(%x: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<
   %o = kime.linear "o"(%x, %w) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[8, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
   %r = kime.mul "sq"(%o, %o) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
   return %r : !kime.tensor<[T:32, 8], f32>
+}
+
+// y - relu(o), then tanh: a subtraction keeps its operands' order in the epilogue.
+// CHECK-LABEL: func.func @subtracted_branch
+// CHECK: kime.kernel linear "t" x(%arg0 : {{.*}}) weight({{.*}}) in1(%arg1 : {{.*}}) program <in1 x relu sub tanh>
+func.func @subtracted_branch(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+    attributes {kime.bucket = array<i64: 32, 4, 8>} {
+  %w = kime.weight "o.weight" : () -> !kime.tensor<[8, 8], f32>
+  %o = kime.linear "o"(%x, %w) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[8, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %r = kime.relu "r"(%o) : (!kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %d = kime.sub "d"(%y, %r) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %t = kime.tanh "t"(%d) : (!kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  return %t : !kime.tensor<[T:32, 8], f32>
 }

@@ -11,7 +11,7 @@
 
 // CHECK-LABEL: func.func @chain
 // CHECK: %[[L:.+]] = kime.kernel linear "a"
-// CHECK-NEXT: kime.kernel eltwise "sum" x(%[[L]] : {{.*}}) in1(%arg1 : {{.*}}) program("0s01*+")
+// CHECK-NEXT: kime.kernel eltwise "sum" x(%[[L]] : {{.*}}) in1(%arg1 : {{.*}}) program <x silu x in1 mul add>
 // CHECK-NEXT: return
 func.func @chain(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
@@ -26,9 +26,9 @@ func.func @chain(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f
 // A chain needing more than four inputs (a to e): the root takes its own operands, and its
 // producers are chains of their own.
 // CHECK-LABEL: func.func @wide_chain
-// CHECK: %[[ABC:.+]] = kime.kernel eltwise "abc" x(%arg0 : {{.*}}) in1(%arg1 : {{.*}}) in2(%arg2 : {{.*}}) program("01+2+")
-// CHECK: %[[X:.+]] = kime.kernel eltwise "x" x(%arg3 : {{.*}}) in1(%arg4 : {{.*}}) in2(%arg0 : {{.*}}) program("01+2+")
-// CHECK: kime.kernel eltwise "all" x(%[[ABC]] : {{.*}}) in1(%[[X]] : {{.*}}) program("01+")
+// CHECK: %[[ABC:.+]] = kime.kernel eltwise "abc" x(%arg0 : {{.*}}) in1(%arg1 : {{.*}}) in2(%arg2 : {{.*}}) program <x in1 add in2 add>
+// CHECK: %[[X:.+]] = kime.kernel eltwise "x" x(%arg3 : {{.*}}) in1(%arg4 : {{.*}}) in2(%arg0 : {{.*}}) program <x in1 add in2 add>
+// CHECK: kime.kernel eltwise "all" x(%[[ABC]] : {{.*}}) in1(%[[X]] : {{.*}}) program <x in1 add>
 func.func @wide_chain(%a: !kime.tensor<[T:32, 8], f32>, %b: !kime.tensor<[T:32, 8], f32>, %c: !kime.tensor<[T:32, 8], f32>,
                       %d: !kime.tensor<[T:32, 8], f32>, %e: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
@@ -50,7 +50,7 @@ func.func @wide_chain(%a: !kime.tensor<[T:32, 8], f32>, %b: !kime.tensor<[T:32, 
 // CHECK: kime.kernel norm "pool" x(%[[F]]
 // CHECK: kime.kernel linear "act"
 // CHECK: %[[H1:.+]] = kime.kernel head "h1" x(%[[TOK]] : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) norm_weight({{.*}}) norm(rms, {{.*}}) rows(markers)
-// CHECK: %[[G:.+]] = kime.kernel eltwise "h1.gelu" x(%[[H1]] : {{.*}}) program("0g")
+// CHECK: %[[G:.+]] = kime.kernel eltwise "h1.gelu" x(%[[H1]] : {{.*}}) program <x gelu>
 // CHECK: %[[H2:.+]] = kime.kernel linear "h2" x(%[[G]]
 // CHECK: %[[SQ:.+]] = kime.squeeze "logits"(%[[H2]])
 // CHECK: return %[[SQ]]
@@ -94,4 +94,20 @@ func.func @rope_and_swiglu(%ids: !kime.tensor<[T:32], ui32>, %x: !kime.tensor<[T
   %u = kime.linear "up"(%x, %wu, %bu) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[16, 8], f32>, !kime.tensor<[16], f32>) -> !kime.tensor<[T:32, 16], f32>
   %m = kime.mul "act"(%s, %u) : (!kime.tensor<[T:32, 16], f32>, !kime.tensor<[T:32, 16], f32>) -> !kime.tensor<[T:32, 16], f32>
   return %qr, %m : !kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 16], f32>
+}
+
+// Graph format 2's functions join programs like the others (sub keeps its operand order), and a
+// mean of each sequence's tokens is a pool kernel.
+// CHECK-LABEL: func.func @format2
+// CHECK: %[[E:.+]] = kime.kernel eltwise "t" x(%arg1 : {{.*}}) in1(%arg0 : {{.*}}) program <x in1 sub relu gelu_tanh sigmoid tanh>
+// CHECK-NEXT: kime.kernel pool "mean" x(%[[E]] : {{.*}}) cu(%arg2 : {{.*}})
+func.func @format2(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f32>, %cu: !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[S:4, 8], f32>
+    attributes {kime.bucket = array<i64: 32, 4, 8>} {
+  %d = kime.sub "d"(%y, %x) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %r = kime.relu "r"(%d) : (!kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %g = kime.gelu_tanh "g"(%r) : (!kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %s = kime.sigmoid "s"(%g) : (!kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %t = kime.tanh "t"(%s) : (!kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
+  %m = kime.mean_seqs "mean"(%t, %cu) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[S:4, 8], f32>
+  return %m : !kime.tensor<[S:4, 8], f32>
 }

@@ -106,8 +106,10 @@ TEST(GraphJson, RefusesDuplicateNamesAndUnusedWeights) {
 
 TEST(GraphJson, RefusesOtherFormatsInputsAndOutputs) {
   json j = smallJson();
-  j["format"] = 2;
-  EXPECT_EQ(errorOf(j), "g.json: graph format 2 is not supported (this kime reads format 1)");
+  j["format"] = 3;
+  EXPECT_EQ(errorOf(j), "g.json: graph format 3 is not supported (this kime reads formats 1 to 2)");
+  j["format"] = 0;
+  EXPECT_EQ(errorOf(j), "g.json: graph format 0 is not supported (this kime reads formats 1 to 2)");
   j = smallJson();
   j["inputs"][4]["dtype"] = "u32";
   EXPECT_EQ(errorOf(j),
@@ -116,6 +118,37 @@ TEST(GraphJson, RefusesOtherFormatsInputsAndOutputs) {
   j = smallJson();
   j["outputs"]["act"] = "head.act.rows";
   EXPECT_EQ(errorOf(j), "g.json: output \"act\" must be [S, 2] f32, but \"head.act.rows\" is [S, 256] f32");
+}
+
+TEST(GraphJson, ReadsFormatOneAndRefusesItsNewerOps) {
+  json j = smallJson();
+  EXPECT_EQ(j["format"], 2);
+  j["format"] = 1;
+  EXPECT_EQ(errorOf(j), "no error");
+  const size_t g = nodeIndex(j, "layers.0.mlp.gate.silu");
+  j["nodes"][g]["op"] = "relu";
+  EXPECT_EQ(errorOf(j), "g.json: node " + std::to_string(g) +
+                            " (relu \"layers.0.mlp.gate.silu\"): op \"relu\" is new in graph format 2, and this file "
+                            "says format 1");
+  j["format"] = 2;
+  EXPECT_EQ(errorOf(j), "no error");
+}
+
+TEST(GraphJson, FormatTwoOpsRoundTrip) {
+  json j = smallJson();
+  const size_t g = nodeIndex(j, "layers.0.mlp.gate.silu");
+  for (const char* op : {"gelu_tanh", "relu", "tanh", "sigmoid"}) {
+    j["nodes"][g]["op"] = op;
+    EXPECT_EQ(errorOf(j), "no error") << op;
+  }
+  const size_t first = nodeIndex(j, "head.act.rows");
+  j["nodes"][first]["op"] = "mean_seqs";
+  const Graph back = parseGraphJson(j.dump(), "g.json");
+  EXPECT_EQ(back.nodes[first].kind, OpKind::MeanSeqs);
+  EXPECT_EQ(writeGraphJson(parseGraphJson(writeGraphJson(back), "again.json")), writeGraphJson(back));
+  const size_t res = nodeIndex(j, "layers.0.attn.residual");
+  j["nodes"][res]["op"] = "sub";
+  EXPECT_EQ(parseGraphJson(j.dump(), "g.json").nodes[res].kind, OpKind::Sub);
 }
 
 TEST(GraphJson, RefusesBadAttentionAndRope) {

@@ -68,14 +68,19 @@ std::vector<KernelSpec> specsOfEveryShape() {
     g.kind = KIME_CLASS_GATHER, g.in = g.out = 32, g.indexU8 = u8, g.rowSym = u8 ? KIME_ROWS_S : KIME_ROWS_T;
     out.push_back(g);
   }
-  for (const char* program : {"0s", "01*", "012+*", "0123++g*", "02+"}) {
+  for (const char* program :
+       {"x silu", "x in1 mul", "x in1 in2 add mul", "x in1 in2 in3 add add gelu mul", "x in2 add", "x in1 sub tanh"}) {
     KernelSpec e;
-    e.kind = KIME_CLASS_ELTWISE, e.in = e.out = 32, e.program = program;
+    e.kind = KIME_CLASS_ELTWISE, e.in = e.out = 32, e.program = *eltwise::Program::parse(program);
     out.push_back(e);
   }
   KernelSpec v;
-  v.kind = KIME_CLASS_ELTWISE, v.in = v.out = 1, v.program = "01+", v.vector = true, v.rowSym = KIME_ROWS_M;
+  v.kind = KIME_CLASS_ELTWISE, v.in = v.out = 1, v.program = *eltwise::Program::parse("x in1 add"), v.vector = true,
+  v.rowSym = KIME_ROWS_M;
   out.push_back(v);
+  KernelSpec p;
+  p.kind = KIME_CLASS_POOL, p.in = p.out = 32, p.rowSym = KIME_ROWS_S;
+  out.push_back(p);
   KernelSpec r;
   r.kind = KIME_CLASS_ROPE, r.in = r.out = 32, r.ropeHeads = 2, r.ropeTheta = 1e4, r.ropeRows = 64;
   r.rowSym = KIME_ROWS_STATIC, r.staticRows = 5;

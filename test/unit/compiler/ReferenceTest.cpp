@@ -78,5 +78,34 @@ TEST(Reference, SequencesDoNotSeeEachOther) {
   EXPECT_EQ(one.act[0], two.act[0]);
 }
 
+// The act pair is a linear of each sequence's mean token row (mean_seqs): an empty sequence
+// reads zeros, so its act is the bias.
+TEST(Reference, MeanOfEachSequenceIsItsTokensAverageAndZerosWhenEmpty) {
+  Graph g;
+  g.name = "mean", g.vocab = 4, g.types = 1;
+  g.weights = {{"tok", {4, 2}, shapes::DType::F32},
+               {"wm", {1, 2}, shapes::DType::F32},
+               {"wa", {2, 2}, shapes::DType::F32},
+               {"ba", {2}, shapes::DType::F32}};
+  g.nodes = {{OpKind::GatherRows, "rows", {"tok", "ids"}, {}},
+             {OpKind::GatherMarkers, "mk", {"rows", "cu", "markers", "mcu"}, {}},
+             {OpKind::Linear, "lg", {"mk", "wm", ""}, {}},
+             {OpKind::Squeeze, "logits", {"lg"}, {}},
+             {OpKind::MeanSeqs, "mean", {"rows", "cu"}, {}},
+             {OpKind::Linear, "act", {"mean", "wa", "ba"}, {}}};
+  g.logits = "logits", g.act = "act";
+  RefWeights w = {{"tok", {1, 10, 2, 20, 4, 40, 8, 80}}, {"wm", {1, 0}}, {"wa", {1, 0, 0, 1}}, {"ba", {0.5, -0.5}}};
+  std::vector<uint32_t> ids = {0, 1, 2, 3}, cu = {0, 3, 3, 4}, markers = {}, mcu = {0, 0, 0, 0};
+  std::vector<uint8_t> qtype = {0, 0, 0};
+  RefOutputs out;
+  ASSERT_FALSE(evaluateReference(g, w, {ids, cu, markers, mcu, qtype}, out));
+  ASSERT_EQ(out.act.size(), 3u);
+  EXPECT_DOUBLE_EQ(out.act[0][0], (1 + 2 + 4) / 3.0 + 0.5);
+  EXPECT_DOUBLE_EQ(out.act[0][1], (10 + 20 + 40) / 3.0 - 0.5);
+  EXPECT_DOUBLE_EQ(out.act[1][0], 0.5);
+  EXPECT_DOUBLE_EQ(out.act[1][1], -0.5);
+  EXPECT_DOUBLE_EQ(out.act[2][0], 8.5);
+}
+
 }  // namespace
 }  // namespace kime
