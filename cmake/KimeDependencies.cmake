@@ -60,3 +60,7 @@ if(NOT KIME_WITH_CUDA STREQUAL "OFF")
   endif()
 endif()
 message(STATUS "kime: PTX through NVRTC: ${KIME_HAS_NVRTC} (KIME_WITH_CUDA=${KIME_WITH_CUDA})")
+
+# ONNX (Debian's libonnx-dev, with protobuf): kime-import reads models exported from PyTorch.
+find_package(ONNX REQUIRED CONFIG)
+find_package(Protobuf REQUIRED)

@@ -1,0 +1,33 @@
+// What the op handlers (Ops*.cpp) share: the layout of a value of any kind, and axis arithmetic.
+#ifndef KIME_IMPORT_ONNX_OPSCOMMON_H
+#define KIME_IMPORT_ONNX_OPSCOMMON_H
+
+#include <optional>
+
+#include "Importer.h"
+
+namespace kime::onnx_import {
+
+// The layout of a value that has one (everything but constants and sizes).
+std::optional<Layout> layoutOf(const Value& v);
+// `v` with layout `l` (its other facts unchanged).
+Value withLayout(Value v, Layout l);
+// The rank of any value.
+size_t rankOf(const Value& v);
+
+// An axis in [0, rank), from ONNX's (negative counts from the end); refuses one outside.
+int64_t axisIn(const Importer& im, int64_t axis, size_t rank);
+
+// The constant a value stands for where it is one number everywhere: a constant whose elements
+// are all equal, or a filled tensor.
+std::optional<double> uniformValue(const Value& v);
+
+// Scores with a function of the mask added (its value at tokens `real`, at padding `pad`), or
+// picked over them where the mask says padding: the key mask, which must be 0 (or pick the scores)
+// at tokens and push padding keys below -1e4; refuses anything else, and a mask that is not
+// along the keys.
+ScoresVal maskScores(const Importer& im, ScoresVal s, double real, double pad, const Layout& mask);
+
+}  // namespace kime::onnx_import
+
+#endif  // KIME_IMPORT_ONNX_OPSCOMMON_H

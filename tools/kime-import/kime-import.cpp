@@ -1,0 +1,40 @@
+// kime-import: an ONNX model (an encoder exported from PyTorch) as a kime Graph and its
+// checkpoint, for kime-compile. docs/onnx.md says which models it takes.
+#include <iostream>
+
+#include "checkpoint/Safetensors.h"
+#include "common/Args.h"
+#include "import/onnx/OnnxImport.h"
+#include "support/JsonFields.h"
+
+static const char* kUsage =
+    "usage: kime-import MODEL.onnx -o GRAPH.json --weights-out MODEL.safetensors\n"
+    "                   [--logits NAME] [--act NAME] [--name NAME]\n"
+    "Imports an encoder exported as ONNX (inputs input_ids, attention_mask, qtype or token_type_ids;\n"
+    "a per-token output read at the markers and a per-sequence pair: docs/onnx.md). --logits and\n"
+    "--act name the outputs where more than one fits; --name the Graph (default: the ONNX graph's).\n"
+    "Nothing is written when the model is refused.\n";
+
+int main(int argc, char** argv) {
+  try {
+    auto args =
+        kime::tools::Args::parse(argc, argv, {"-o", "--weights-out", "--logits", "--act", "--name"}, {"--help"});
+    if (args.has("--help") || args.positional.size() != 1 || !args.has("-o") || !args.has("--weights-out")) {
+      (args.has("--help") ? std::cout : std::cerr) << kUsage;
+      return args.has("--help") ? 0 : 2;
+    }
+    kime::OnnxImportOptions options;
+    options.logits = args.get("--logits", "");
+    options.act = args.get("--act", "");
+    options.name = args.get("--name", "");
+    const kime::OnnxImport model = kime::importOnnxFile(args.positional[0], options);
+    kime::writeSafetensors(args.get("--weights-out"), model.weights, {{"made_by", "kime-import"}});
+    kime::json::writeFileAtomic(args.get("-o"), kime::writeGraphJson(model.graph));
+    std::cerr << "kime-import: " << model.graph.nodes.size() << " nodes, " << model.graph.weights.size()
+              << " weights (vocab " << model.graph.vocab << ", types " << model.graph.types << ")\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "kime-import: error: " << e.what() << "\n";
+    return 1;
+  }
+}
