@@ -7,7 +7,7 @@ from kime import Indices, Types
 
 def compile(
     graph: str,
-    weights: str,
+    weights: Optional[str],
     buckets: str,
     output: Optional[str] = None,
     targets: Sequence[str] = (),
@@ -25,3 +25,4 @@ def compile(
 def reference(
     graph: str, weights: str, ids: Indices, cu: Indices, markers: Indices, mcu: Indices, qtype: Types
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+def import_onnx(model: str, graph: str, weights: str, logits: str = "", act: str = "") -> dict: ...

@@ -12,6 +12,7 @@
 #include "checkpoint/Safetensors.h"
 #include "graph/Graph.h"
 #include "pipeline/Compile.h"
+#include "pipeline/OnnxInput.h"
 #include "reference/Reference.h"
 #include "support/JsonFields.h"
 #include "support/Process.h"
@@ -40,7 +41,7 @@ void compileStep(F work) {
   if (!failure.empty()) raise("CompileError", failure);
 }
 
-py::object compile(const std::string& graph, const std::string& weights, const std::string& buckets,
+py::object compile(const std::string& graph, std::optional<std::string> weights, const std::string& buckets,
                    std::optional<std::string> output, std::vector<std::string> targets,
                    std::optional<std::vector<std::string>> cudaArchs, std::vector<std::string> cudaMath,
                    const std::string& cpuPrecision, size_t selftest, bool verify, int jobs, bool fusion,
@@ -48,7 +49,13 @@ py::object compile(const std::string& graph, const std::string& weights, const s
   CompileOptions o;
   o.cache = cache, o.cacheDir = cacheDir;
   o.signKey = signKey;
-  o.graph = graph, o.weights = weights, o.buckets = buckets;
+  std::unique_ptr<ImportedOnnx> onnx;
+  if (isOnnxPath(graph) != !weights)
+    raise("CompileError", isOnnxPath(graph) ? "an ONNX model holds its weights: give weights=None"
+                                            : "a Graph needs its checkpoint (weights)");
+  if (isOnnxPath(graph))
+    compileStep([&](std::ostream&) { onnx = std::make_unique<ImportedOnnx>(graph, OnnxImportOptions{}); });
+  o.graph = onnx ? onnx->graph() : graph, o.weights = onnx ? onnx->weights() : *weights, o.buckets = buckets;
   o.targets = targets;
   o.cudaArchs = cudaArchs.value_or(std::vector<std::string>{});
   if (!cudaMath.empty()) o.cudaMath = cudaMath;
@@ -67,6 +74,19 @@ py::object compile(const std::string& graph, const std::string& weights, const s
   });
   if (output) return py::str(*output);
   return py::bytes(json::readFile(o.output));
+}
+
+py::dict importOnnx(const std::string& model, const std::string& graph, const std::string& weights,
+                    const std::string& logits, const std::string& act) {
+  Graph g;
+  compileStep([&](std::ostream&) {
+    const OnnxImport imported = importOnnxFile(model, OnnxImportOptions{logits, act, ""});
+    writeImport(imported, graph, weights);
+    g = imported.graph;
+  });
+  py::dict out;
+  out["nodes"] = g.nodes.size(), out["weights"] = g.weights.size(), out["vocab"] = g.vocab, out["types"] = g.types;
+  return out;
 }
 
 py::tuple reference(const std::string& graph, const std::string& weights, py::handle ids, py::handle cu,
@@ -100,10 +120,17 @@ PYBIND11_MODULE(_compiler, m) {
         py::arg("cuda_archs") = py::none(), py::arg("cuda_math") = std::vector<std::string>{},
         py::arg("cpu_precision") = "f32", py::arg("selftest") = 0, py::arg("verify") = false, py::arg("jobs") = 1,
         py::arg("fusion") = true, py::arg("sign_key") = "", py::arg("cache") = true, py::arg("cache_dir") = "",
-        "Compiles a Graph, its checkpoint and bucket file into an artifact, as kime-compile does: written to "
+        "Compiles a Graph, its checkpoint and bucket file (or an ONNX model, weights=None) into an artifact, as "
+        "kime-compile does: written to "
         "`output` (its path returned), or returned as bytes; signed by the secret key file `sign_key` where given. "
         "Kernels come from the kernel cache (`cache_dir`, default $KIME_CACHE_DIR or ~/.cache/kime) unless `cache` "
         "is False; the bytes are the same either way. Progress lines go to sys.stderr.");
+  m.def("import_onnx", &kp::importOnnx, py::arg("model"), py::arg("graph"), py::arg("weights"), py::arg("logits") = "",
+        py::arg("act") = "",
+        "Imports an ONNX model (an encoder exported from PyTorch; docs/onnx.md) as kime-import does: its Graph "
+        "written to `graph` and its checkpoint to `weights`. `logits` and `act` name the outputs where several "
+        "fit. Returns the Graph's size: nodes, weights, vocab, types. A refused model raises kime.CompileError "
+        "naming the ONNX node, and nothing is written.");
   m.def("reference", &kp::reference, py::arg("graph"), py::arg("weights"), py::arg("ids"), py::arg("cu"),
         py::arg("markers"), py::arg("mcu"), py::arg("qtype"),
         "The f64 reference evaluator's (logits [M], act [S, 2]) for one batch.");

@@ -10,14 +10,23 @@
 #include "common/ToolOptions.h"
 #include "llvm/Support/CommandLine.h"
 #include "pipeline/Compile.h"
+#include "pipeline/OnnxInput.h"
 #include "support/JsonFields.h"
 
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> graphPath(cl::cat(kime::tools::toolOptions()), cl::Positional, cl::desc("<graph.json>"));
-static cl::opt<std::string> weightsPath(cl::cat(kime::tools::toolOptions()), "weights",
-                                        cl::desc("the checkpoint (safetensors)"), cl::value_desc("model.safetensors"),
-                                        cl::Required);
+static cl::opt<std::string> graphPath(cl::cat(kime::tools::toolOptions()), cl::Positional,
+                                      cl::desc("<graph.json | model.onnx>"));
+static cl::opt<std::string> weightsPath(
+    cl::cat(kime::tools::toolOptions()), "weights",
+    cl::desc("the checkpoint (safetensors) of a Graph (an ONNX model holds its own)"),
+    cl::value_desc("model.safetensors"));
+static cl::opt<std::string> logitsName(cl::cat(kime::tools::toolOptions()), "logits",
+                                       cl::desc("an ONNX model's output that is the logits (where several fit)"),
+                                       cl::value_desc("NAME"));
+static cl::opt<std::string> actName(cl::cat(kime::tools::toolOptions()), "act",
+                                    cl::desc("an ONNX model's output that is act (where several fit)"),
+                                    cl::value_desc("NAME"));
 static cl::opt<std::string> bucketsPath(cl::cat(kime::tools::toolOptions()), "buckets",
                                         cl::desc("the bucket file (stages of buckets)"),
                                         cl::value_desc("buckets.json"));
@@ -45,10 +54,11 @@ static cl::opt<std::string> outPath(cl::cat(kime::tools::toolOptions()), "o",
                                     cl::value_desc("model.kime"));
 static cl::opt<std::string> emit(
     cl::cat(kime::tools::toolOptions()), "emit",
-    cl::desc("print a stage of the pipeline instead: mlir (planned IR per bucket), plan (the plans as JSON), schedule "
-             "(each kernel's CPU schedule per target), halide (lowered kernels), asm (their assembly for the first "
-             "target), cuda (the generated CUDA C++)"),
-    cl::value_desc("mlir|plan|schedule|halide|asm|cuda"));
+    cl::desc("print a stage of the pipeline instead: graph (an ONNX model's Graph: -o GRAPH.json, and its checkpoint "
+             "beside it as GRAPH.safetensors), mlir (planned IR per bucket), plan (the plans as JSON), schedule (each "
+             "kernel's CPU schedule per target), halide (lowered kernels), asm (their assembly for the first target), "
+             "cuda (the generated CUDA C++)"),
+    cl::value_desc("graph|mlir|plan|schedule|halide|asm|cuda"));
 static cl::list<std::string> cudaMath(cl::cat(kime::tools::toolOptions()), "cuda-math",
                                       cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 "
                                                "(exact FMA); default both, --emit=cuda shows the first"),
@@ -112,8 +122,18 @@ static void checkInputs() {
   const bool refit = !refitPath.empty();
   if (dropSelftest && !refit) throw std::runtime_error("--drop-selftest goes with --refit");
   if (update && refit) throw std::runtime_error("--update refits -o itself: give it without --refit");
+  const bool onnx = kime::isOnnxPath(graphPath);
+  if (emit == "graph") {
+    if (!onnx || outPath.empty())
+      throw std::runtime_error("--emit=graph writes an ONNX model's Graph: give MODEL.onnx and -o");
+    return;
+  }
   if (!refit && (graphPath.empty() || bucketsPath.empty()))
     throw std::runtime_error("give a graph and --buckets (or --refit OLD.kime)");
+  if (onnx && !weightsPath.empty()) throw std::runtime_error("an ONNX model holds its weights: give no --weights");
+  if (!onnx && weightsPath.empty()) throw std::runtime_error("give the Graph's checkpoint (--weights)");
+  if (!onnx && (!logitsName.empty() || !actName.empty()))
+    throw std::runtime_error("--logits and --act name an ONNX model's outputs");
   if (refit &&
       (!graphPath.empty() || !bucketsPath.empty() || !targets.empty() || !cudaArchs.empty() || !cudaMath.empty() ||
        cpuPrecision.getNumOccurrences() || noFusion || noPruneRows || selftest.getNumOccurrences() || !embed.empty()))
@@ -130,11 +150,23 @@ int main(int argc, char** argv) {
     return 2;
   }
   kime::CompileOptions o;
+  std::unique_ptr<kime::ImportedOnnx> onnx;
+  if (kime::isOnnxPath(graphPath)) try {
+      onnx = std::make_unique<kime::ImportedOnnx>(graphPath, kime::OnnxImportOptions{logitsName, actName, ""});
+      if (emit == "graph") {
+        const std::string stem = outPath.substr(0, outPath.rfind('.'));
+        kime::writeImport(onnx->model(), outPath, stem + ".safetensors");
+        return 0;
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "kime-compile: error: " << e.what() << "\n";
+      return 1;
+    }
   o.refit = refitPath;
   o.dropSelftest = dropSelftest;
   o.update = update;
-  o.graph = graphPath;
-  o.weights = weightsPath;
+  o.graph = onnx ? onnx->graph() : graphPath;
+  o.weights = onnx ? onnx->weights() : weightsPath;
   o.buckets = bucketsPath;
   o.output = outPath;
   o.cpuPrecision = cpuPrecision;

@@ -2,10 +2,8 @@
 // checkpoint, for kime-compile. docs/onnx.md says which models it takes.
 #include <iostream>
 
-#include "checkpoint/Safetensors.h"
 #include "common/Args.h"
-#include "import/onnx/OnnxImport.h"
-#include "support/JsonFields.h"
+#include "pipeline/OnnxInput.h"
 
 static const char* kUsage =
     "usage: kime-import MODEL.onnx -o GRAPH.json --weights-out MODEL.safetensors\n"
@@ -28,8 +26,7 @@ int main(int argc, char** argv) {
     options.act = args.get("--act", "");
     options.name = args.get("--name", "");
     const kime::OnnxImport model = kime::importOnnxFile(args.positional[0], options);
-    kime::writeSafetensors(args.get("--weights-out"), model.weights, {{"made_by", "kime-import"}});
-    kime::json::writeFileAtomic(args.get("-o"), kime::writeGraphJson(model.graph));
+    kime::writeImport(model, args.get("-o"), args.get("--weights-out"));
     std::cerr << "kime-import: " << model.graph.nodes.size() << " nodes, " << model.graph.weights.size()
               << " weights (vocab " << model.graph.vocab << ", types " << model.graph.types << ")\n";
     return 0;

@@ -74,6 +74,8 @@ const Value& Importer::in(size_t k) const {
 
 void Importer::out(size_t k, Value v) {
   if (int(k) >= node_->output_size()) refuse("has no output " + std::to_string(k));
+  if (auto a = std::get_if<ActVal>(&v); a && a->tree && a->originTree != a->tree)
+    a->origin = node_->output(int(k)), a->originTree = a->tree;
   values_[node_->output(int(k))] = std::move(v);
 }
 

@@ -85,6 +85,21 @@ std::string describe(const std::vector<SymInt>& shape) {
   return s + "]";
 }
 
+Layout normalized(Layout l) {
+  for (Dim& d : l.dims) {
+    Dim merged;
+    for (const Atom& a : d) {
+      const bool static_ = a.kind == Atom::Kind::Feat || a.kind == Atom::Kind::Bcast;
+      if (static_ && !merged.empty() && merged.back().kind == a.kind)
+        merged.back().size *= a.size;
+      else
+        merged.push_back(a);
+    }
+    d = merged;
+  }
+  return l;
+}
+
 Layout staticLayout(const std::vector<int64_t>& shape) {
   Layout l;
   for (int64_t n : shape) l.dims.push_back(n == 1 ? Dim{} : Dim{{Atom::Kind::Feat, n}});
@@ -116,7 +131,7 @@ std::optional<Layout> reshapeLayout(const Layout& l, const std::vector<SymInt>& 
     out.dims.push_back(dim);
   }
   if (next != atoms.size()) return std::nullopt;
-  return out;
+  return normalized(out);
 }
 
 std::optional<Layout> transposeLayout(const Layout& l, const std::vector<int64_t>& perm) {
@@ -141,7 +156,8 @@ std::optional<Layout> transposeLayout(const Layout& l, const std::vector<int64_t
   return out;
 }
 
-std::optional<Layout> broadcastLayouts(const Layout& a, const Layout& b) {
+std::optional<Layout> broadcastLayouts(const Layout& given_a, const Layout& given_b) {
+  const Layout a = normalized(given_a), b = normalized(given_b);
   const size_t rank = std::max(a.rank(), b.rank());
   Layout out;
   out.dims.resize(rank);

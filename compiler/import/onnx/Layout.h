@@ -64,6 +64,9 @@ struct Layout {
 std::string describe(const Layout& l);
 std::string describe(const std::vector<SymInt>& shape);
 
+// `l` with neighbouring features (or broadcast atoms) of one dim merged: [2*2] is [4].
+Layout normalized(Layout l);
+
 // A layout of static sizes only (a constant's shape, each size a feature).
 Layout staticLayout(const std::vector<int64_t>& shape);
 

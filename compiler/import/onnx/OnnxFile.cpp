@@ -62,7 +62,12 @@ onnx::ModelProto parseOnnx(std::string_view bytes, const std::string& source, co
   onnx::ModelProto m;
   if (text) {
     const std::string copy(bytes);
-    const onnx::Common::Status st = onnx::OnnxParser::Parse(m, copy.c_str());
+    onnx::Common::Status st;
+    try {
+      st = onnx::OnnxParser::Parse(m, copy.c_str());
+    } catch (const std::exception& e) {  // the parser reads some numbers with std::stof
+      throw CompileError(source + ": not ONNX text: " + e.what());
+    }
     if (!st.IsOK()) throw CompileError(source + ": not ONNX text: " + st.ErrorMessage());
   } else if (bytes.size() > size_t(INT32_MAX) || !m.ParseFromArray(bytes.data(), int(bytes.size()))) {
     throw CompileError(source + ": not an ONNX model (the bytes do not parse as a ModelProto)");

@@ -150,7 +150,7 @@ ActVal rowsOfTwo(Importer& im, const std::string& fn, const ActVal& a, const Act
   auto kind = kinds.find(fn);
   if (kind == kinds.end()) im.refuse(fn + " of two different rows (kime's Graph has add, sub and mul of rows)");
   const std::string v = im.graph().node(kind->second, im.hint(), {x.value, y.value});
-  return ActVal{v, x.width, *l, nullptr, false};
+  return ActVal::rows(v, x.width, *l);
 }
 
 // Rows combined with anything: another value's rows, a constant, a table by position, the mask.
@@ -169,13 +169,12 @@ Value rowsBinary(Importer& im, const std::string& fn, const Value& va, const Val
   const ActVal& act = a ? *a : *b;
   const Value& other = a ? vb : va;
   if (auto p = std::get_if<PosTableVal>(&other); p && fn != "mul") {
-    const ActVal table = im.materialize(ActVal{
-        im.graph().node(OpKind::GatherRows, im.hint() + ".pos",
-                        {im.graph().sharedWeight(im.node().input(a ? 1 : 0), im.node().input(a ? 1 : 0),
-                                                 {p->table.shape[0], p->layout.width()}, p->table.f, p->table.stored),
-                         im.graph().positions()}),
-        p->layout.width(), p->layout, nullptr, false});
-    return a ? rowsOfTwo(im, fn, act, table) : rowsOfTwo(im, fn, table, act);
+    const std::string table =
+        im.graph().sharedWeight(p->name, p->name, {p->table.shape[0], p->layout.width()}, p->table.f, p->table.stored);
+    const ActVal rows =
+        ActVal::rows(im.graph().node(OpKind::GatherRows, im.hint() + ".pos", {table, im.graph().positions()}),
+                     p->layout.width(), p->layout);
+    return a ? rowsOfTwo(im, fn, act, rows) : rowsOfTwo(im, fn, rows, act);
   }
   const auto otherLayout = layoutOf(other);
   Layout l = act.layout;
@@ -268,8 +267,7 @@ void binary(Importer& im, const std::string& fn) {
     return im.out(0, rowsBinary(im, fn, a, b));
   if (auto s = std::get_if<SeqSumVal>(&a); s && fn == "div" && std::holds_alternative<SeqLenVal>(b)) {
     const ActVal x = im.materialize(s->x);
-    return im.out(
-        0, ActVal{im.graph().node(OpKind::MeanSeqs, im.hint(), {x.value, "cu"}), x.width, s->layout, nullptr, false});
+    return im.out(0, ActVal::rows(im.graph().node(OpKind::MeanSeqs, im.hint(), {x.value, "cu"}), x.width, s->layout));
   }
   if (std::holds_alternative<MaskVal>(a) || std::holds_alternative<MaskVal>(b))
     return im.out(0, maskBinary(im, fn, a, b));

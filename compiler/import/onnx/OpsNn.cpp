@@ -39,7 +39,7 @@ ActVal linear(Importer& im, const ActVal& rows, const Tensor& w, const Tensor* b
   }
   Layout out = l;
   out.dims.back() = n == 1 ? Dim{} : Dim{{Atom::Kind::Feat, n}};
-  return ActVal{im.graph().node(OpKind::Linear, im.hint(), operands), n, out, nullptr, false};
+  return ActVal::rows(im.graph().node(OpKind::Linear, im.hint(), operands), n, out);
 }
 
 Tensor asFloatMatrix(const Importer& im, const Tensor& t, bool transposed) {
@@ -113,7 +113,7 @@ ActVal attention(Importer& im, const ScoresVal& s, const ActVal& v) {
   const ActVal vm = im.materialize(v);
   const std::string out = im.graph().node(OpKind::Attention, im.hint(), {s.q.value, s.k.value, vm.value, "cu"},
                                           {double(s.heads), double(s.kvHeads), s.scale});
-  return ActVal{out, s.heads * s.headDim, s.q.layout, nullptr, false};
+  return ActVal::rows(out, s.heads * s.headDim, s.q.layout);
 }
 
 void matmul(Importer& im) {
@@ -173,8 +173,8 @@ void layerNormalization(Importer& im) {
   const std::string w = im.graph().weight(im.node().input(1), {x.width}, g.f, g.stored);
   const std::string b = im.graph().weight(im.has(2) ? im.node().input(2) : im.hint() + ".bias", {x.width}, bias);
   const std::string out =
-      im.graph().node(OpKind::LayerNorm, im.hint(), {x.value, w, b}, {im.attrFloat("epsilon", 1e-5)});
-  im.out(0, ActVal{out, x.width, x.layout, nullptr, false});
+      im.graph().node(OpKind::LayerNorm, im.hint(), {x.value, w, b}, {asWritten(im.attrFloat("epsilon", 1e-5))});
+  im.out(0, ActVal::rows(out, x.width, x.layout));
 }
 
 // The dims `axes` name, sorted and non-negative (all of them where none are given).
@@ -225,8 +225,8 @@ void reduce(Importer& im, bool mean) {
       im.refuse("a sum over each sequence's tokens that counts padding (multiply the rows by the mask first)");
     if (!mean) return im.out(0, SeqSumVal{*a, reducedLayout(*layout, d, keep)});
     const ActVal x = im.materialize(*a);
-    return im.out(0, ActVal{im.graph().node(OpKind::MeanSeqs, im.hint(), {x.value, "cu"}), x.width,
-                            reducedLayout(*layout, d, keep), nullptr, false});
+    return im.out(0, ActVal::rows(im.graph().node(OpKind::MeanSeqs, im.hint(), {x.value, "cu"}), x.width,
+                                  reducedLayout(*layout, d, keep)));
   }
   if (d + 1 != layout->rank() || !featuresOnly(layout->dims[d]))
     im.refuse("reduces dim " + std::to_string(d) + " of " + describe(*layout) +

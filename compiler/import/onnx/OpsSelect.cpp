@@ -24,7 +24,7 @@ void gatherTable(Importer& im, const Tensor& table, const IndexVal& index) {
   Layout l = index.layout;
   for (size_t d = 1; d < table.shape.size(); ++d)
     l.dims.push_back(table.shape[d] == 1 ? Dim{} : Dim{{Atom::Kind::Feat, table.shape[d]}});
-  if (index.which == IndexVal::Which::Positions) return im.out(0, PosTableVal{table, l});
+  if (index.which == IndexVal::Which::Positions) return im.out(0, PosTableVal{table, l, im.node().input(0)});
   const std::string key = im.node().input(0);
   const std::string w = im.graph().sharedWeight(key, key, {rows, width}, table.f, table.stored);
   std::string v;
@@ -37,7 +37,7 @@ void gatherTable(Importer& im, const Tensor& table, const IndexVal& index) {
                         {w, "qtype"});
     if (index.which == IndexVal::Which::TokenType) v = im.graph().node(OpKind::ExpandSeqs, im.hint(), {v, "cu"});
   }
-  im.out(0, ActVal{v, width, l, nullptr, false});
+  im.out(0, ActVal::rows(v, width, l));
 }
 
 // Rows by a constant index on one axis: a sequence's first token (on L), a dim of size 1, or one
@@ -51,7 +51,7 @@ void gatherRows(Importer& im, const ActVal& a, const Tensor& index, int64_t axis
   if (dim == Dim{{Atom::Kind::Len, 1}}) {
     if (k != 0) im.refuse("picks token " + std::to_string(k) + " of each sequence: kime reads the first (CLS) only");
     const ActVal m = im.materialize(a);
-    out = ActVal{im.graph().node(OpKind::FirstRows, im.hint(), {m.value, "cu"}), m.width, m.layout, nullptr, false};
+    out = ActVal::rows(im.graph().node(OpKind::FirstRows, im.hint(), {m.value, "cu"}), m.width, m.layout);
   } else if (dim.empty()) {
     if (k != 0 && k != -1) im.refuse("index " + std::to_string(k) + " is past a dim of size 1");
   } else if (d + 1 == a.layout.rank() &&
@@ -129,7 +129,7 @@ void slicePositions(Importer& im, const Tensor& t, size_t axis) {
     im.refuse("slices a constant " + describe(t) + " by L along axis " + std::to_string(axis));
   Layout l = staticLayout(t.shape);
   l.dims[0] = Dim{{Atom::Kind::Len, 1}};
-  im.out(0, PosTableVal{t, l});
+  im.out(0, PosTableVal{t, l, im.node().input(0)});
 }
 
 // One axis of a slice of rows (or of a mask or index, which may only be kept whole).
@@ -148,7 +148,7 @@ Value sliceAxis(Importer& im, const Value& v, size_t d, const SymInt& start, con
       im.refuse("slices tokens [" + start.str() + ", " + end.str() +
                 ") of each sequence: kime reads the first (CLS) only");
     const ActVal m = im.materialize(*a);
-    ActVal out{im.graph().node(OpKind::FirstRows, im.hint(), {m.value, "cu"}), m.width, m.layout, nullptr, false};
+    ActVal out = ActVal::rows(im.graph().node(OpKind::FirstRows, im.hint(), {m.value, "cu"}), m.width, m.layout);
     out.layout.dims[d] = Dim{};
     return out;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <random>
 
@@ -11,6 +12,12 @@
 namespace kime::onnx_import {
 
 namespace {
+
+// What the Graph ops made of `a`'s expression are named after: the ONNX value that holds it, or
+// (an expression just made) the node's output.
+std::string nameFor(const Importer& im, const ActVal& a) {
+  return !a.origin.empty() && a.originTree == a.tree ? a.origin : im.hint();
+}
 
 // The activations a pointwise expression is tried as, identity first.
 const std::vector<std::pair<const char*, std::optional<eltwise::Fn>>>& activations() {
@@ -125,7 +132,7 @@ ActVal pointwise(Importer& im, const ActVal& a) {
   if (!p->isIdentity())
     im.refuse(std::string("computes a scale or shift of ") + eltwise::name(*p->fn) +
               " per feature, which kime does not fold");
-  source.value = im.graph().node(opOf(*p->fn), im.hint(), {a.value});
+  source.value = im.graph().node(opOf(*p->fn), nameFor(im, a), {a.value});
   return source;
 }
 
@@ -176,15 +183,23 @@ std::optional<ActVal> asNorm(Importer& im, const ActVal& a) {
       }
       if (!ok) continue;
       const std::vector<float> wf(w.begin(), w.end()), bf(b.begin(), b.end());
-      const std::string gain = im.graph().weight(im.hint() + ".weight", {a.width}, wf);
+      const std::string name = nameFor(im, a);
+      const std::string gain = im.graph().weight(name + ".weight", {a.width}, wf);
       std::vector<std::string> operands = {a.value, gain};
-      if (layer) operands.push_back(im.graph().weight(im.hint() + ".bias", {a.width}, bf));
+      if (layer) operands.push_back(im.graph().weight(name + ".bias", {a.width}, bf));
       ActVal out = a;
       out.tree = nullptr;
-      out.value = im.graph().node(layer ? OpKind::LayerNorm : OpKind::RmsNorm, im.hint(), operands, {eps});
+      out.value = im.graph().node(layer ? OpKind::LayerNorm : OpKind::RmsNorm, name, operands, {asWritten(eps)});
       return out;
     }
   return std::nullopt;
+}
+
+// `v` to `digits` significant digits, as text.
+std::string shortest(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
 }
 
 std::vector<double> ropeOf(const std::vector<double>& x, int64_t pos, int64_t hd, double theta) {
@@ -225,18 +240,31 @@ std::optional<ActVal> asRope(Importer& im, const ActVal& a) {
     theta = std::pow(angles[1], -double(hd) / 2);
   }
   const int64_t rows = std::max<int64_t>(positionRows(tree), 2);
-  for (int64_t p : {int64_t(0), int64_t(1), int64_t(3), rows - 1})
-    for (const auto& r : sampleRows(a.width)) {
-      const std::vector<double> f = evalRow(tree, r, p), want = ropeOf(r, p, hd, theta);
-      double peak = 0;
-      for (double x : r) peak = std::max(peak, std::fabs(x));
-      for (size_t i = 0; i < f.size(); ++i)
-        if (std::fabs(f[i] - want[i]) > 1e-4 * (peak + 1e-30) + 1e-12) return std::nullopt;
+  auto isRope = [&](double t, double tolerance) {
+    for (int64_t p : {int64_t(0), int64_t(1), int64_t(3), rows - 1})
+      for (const auto& r : sampleRows(a.width)) {
+        const std::vector<double> f = evalRow(tree, r, p), want = ropeOf(r, p, hd, t);
+        double peak = 0;
+        for (double x : r) peak = std::max(peak, std::fabs(x));
+        for (size_t i = 0; i < f.size(); ++i)
+          if (std::fabs(f[i] - want[i]) > tolerance * (peak + 1e-30) + 1e-12) return false;
+      }
+    return true;
+  };
+  if (!isRope(theta, 1e-4)) return std::nullopt;
+  // f32 tables give theta to a few digits (9999.9986 for 10000): the roundest theta that computes
+  // the tables as closely is the model's.
+  for (int digits = 1; digits <= 7; ++digits) {
+    const double round = std::stod(shortest(theta, digits));
+    if (isRope(round, 1e-5)) {
+      theta = round;
+      break;
     }
+  }
   ActVal out = a;
   out.tree = nullptr;
   out.value =
-      im.graph().node(OpKind::Rope, im.hint(), {a.value, im.graph().positions()}, {double(a.width / hd), theta});
+      im.graph().node(OpKind::Rope, nameFor(im, a), {a.value, im.graph().positions()}, {double(a.width / hd), theta});
   return out;
 }
 
@@ -361,6 +389,16 @@ std::optional<ActVal> foldConstant(Importer& im, const ActVal& a, const std::str
       return std::nullopt;
   }
   return foldInto(im, a, p, true);
+}
+
+// The shortest decimal that is the same f32 as `v` (an epsilon as the model wrote it: 1e-06, not
+// 9.9999999747524271e-07).
+double asWritten(double v) {
+  for (int digits = 1; digits <= 9; ++digits) {
+    const double d = std::stod(shortest(v, digits));
+    if (float(d) == float(v)) return d;
+  }
+  return v;
 }
 
 ActVal materializeScaled(Importer& im, const ActVal& given, double& scale) {

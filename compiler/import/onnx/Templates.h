@@ -21,6 +21,10 @@ ActVal materializeScaled(Importer& im, const ActVal& a, double& scale);
 std::optional<ActVal> foldConstant(Importer& im, const ActVal& a, const std::string& fn, const RowExpr& c,
                                    bool rowsFirst);
 
+// The shortest decimal that is the same f32 as `v` (an epsilon as the model wrote it: 1e-06, not
+// 9.9999999747524271e-07).
+double asWritten(double v);
+
 }  // namespace kime::onnx_import
 
 #endif  // KIME_IMPORT_ONNX_TEMPLATES_H

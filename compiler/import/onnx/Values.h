@@ -52,6 +52,7 @@ struct MaskVal {
 struct PosTableVal {
   Tensor table;  // [rows, ...]: axis 0 is the position
   Layout layout;
+  std::string name;  // the table's (its initializer's name, for the weight a gather makes of it)
 };
 
 // Rows of the packed batch: a Graph value (T rows: one per token; or S rows: one per sequence),
@@ -62,7 +63,16 @@ struct ActVal {
   Layout layout;               // the ONNX value's dims (its features are `tree`'s output, in order)
   RowExprPtr tree;             // null: the Graph value as it is
   bool zeroedPadding = false;  // multiplied by the mask: zeros at padding in ONNX's batch
+  // The ONNX value that first held `tree` (what the Graph ops made of it are named after).
+  std::string origin;
+  RowExprPtr originTree;
   bool perToken() const { return layout.hasAtom(Atom::Kind::Len); }
+  // Graph value `value` as it is.
+  static ActVal rows(std::string value, int64_t width, Layout layout) {
+    ActVal a;
+    a.value = std::move(value), a.width = width, a.layout = std::move(layout);
+    return a;
+  }
 };
 
 // q · kᵀ per head over the tokens of a sequence: [.., Lq, Lk], maybe scaled and masked.
