@@ -3,7 +3,8 @@ find_package(GTest REQUIRED)
 include(GoogleTest)
 
 # kime_add_unittest(NAME SOURCES... LIBS... [PROPERTIES prop value...]): a gtest binary whose
-# tests ctest lists one by one, each with PROPERTIES.
+# tests ctest lists one by one, each with PROPERTIES and the label `quick` (the CI tiers:
+# test/CMakeLists.txt).
 function(kime_add_unittest name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;PROPERTIES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
@@ -11,9 +12,5 @@ function(kime_add_unittest name)
   target_compile_definitions(${name} PRIVATE
     KIME_TEST_DATA="${PROJECT_SOURCE_DIR}/test/data"
     KIME_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  if(ARG_PROPERTIES)
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${ARG_PROPERTIES})
-  else()
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
-  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS quick ${ARG_PROPERTIES})
 endfunction()

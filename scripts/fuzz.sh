@@ -15,13 +15,13 @@ mkdir -p build-fuzz
 cmake -G Ninja -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-19 \
   -DCMAKE_CXX_COMPILER=clang++-19 -DKIME_FUZZ=ON -DKIME_BUILD_TESTS=OFF > build-fuzz/build.log 2>&1 ||
   { cat build-fuzz/build.log; exit 1; }
-targets=(graph safetensors buckets artifact batch)
+targets=(graph safetensors buckets artifact batch onnx)
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/kime-fuzz-}" >> build-fuzz/build.log 2>&1 ||
   { tail -50 build-fuzz/build.log; exit 1; }
 
 # Seeds, made anew from the test models each time (nothing generated is kept in git).
 corpus=build-fuzz/corpus seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{graph,safetensors,buckets,artifact,batch} build-fuzz/crashes
+rm -rf "$seeds" && mkdir -p "$seeds"/{graph,safetensors,buckets,artifact,batch,onnx} build-fuzz/crashes
 for c in test/data/configs/*.json test/data/golden/*/config.json; do
   n=$(basename "$(dirname "$c")")-$(basename "$c" .json)
   "$bin/kime-graph" "$c" --name "$n" -o "$seeds/graph/$n.json" --random-weights "$seeds/safetensors/$n.safetensors" --seed 1
@@ -45,6 +45,17 @@ export KIME_FUZZ_TRUSTED_KEY=$PWD/build-fuzz/fuzz.pub
 "$bin/kime-compile" build-fuzz/small.json --weights build-fuzz/small.safetensors --buckets examples/small/buckets.json \
   --target x86-64-avx2 --cuda-arch none -o build-fuzz/small.kime 2> /dev/null
 export KIME_FUZZ_MODEL=$PWD/build-fuzz/small.kime
+# ONNX seeds: the lit tests' text models as ModelProto bytes, and two of the PyTorch zoo's exports.
+/usr/bin/python3 - "$seeds/onnx" <<'PY'
+import glob, os, sys
+import onnx.parser
+for f in glob.glob("test/lit/Import/Inputs/onnx/*.onnxtxt"):
+    with open(os.path.join(sys.argv[1], os.path.basename(f) + ".onnx"), "wb") as out:
+        out.write(onnx.parser.parse_model(open(f).read()).SerializeToString())
+PY
+for m in kime_family bert_post_ln; do
+  PYTHONPATH=build/python /usr/bin/python3 test/onnx/torch_models.py export "$m" "$seeds/onnx/$m.onnx" --opset 17 > /dev/null 2>&1
+done
 
 failed=0
 printf '%-12s %12s %10s %8s %8s %8s\n' target executions exec/s coverage crashes seconds

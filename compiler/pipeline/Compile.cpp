@@ -419,6 +419,22 @@ std::future<TimedSection> startSelftest(const CompileOptions& o, const Graph& g,
   });
 }
 
+// --selftest-from: a framework's outputs as the self-test, checked against the reference first (a
+// Graph whose reference misses them would make an artifact that fails its own self-test).
+std::optional<Section> expectedSelftest(const CompileOptions& o, const Graph& g, const Checkpoint& ck,
+                                        const std::vector<Stage>& stages, std::ostream& log) {
+  if (o.selftestFrom.empty()) return std::nullopt;
+  if (o.selftest) throw CompileError("give --selftest N or --selftest-from FILE, not both");
+  const std::vector<ExpectedCase> cases = readExpectedOutputs(o.selftestFrom);
+  const ExpectedDifference d = compareWithReference(g, ck, cases);
+  if (d.overBy > 1)
+    throw CompileError(o.selftestFrom + ": kime's reference misses these outputs (" + d.worst + ", past " +
+                       describe(kF32Tolerance) + ")");
+  log << "selftest: " << cases.size() << " cases of " << o.selftestFrom << ", the reference within " << d.maxAbs
+      << " of them\n";
+  return expectedSelftestSection(cases, stages, cpuTolerance(o));
+}
+
 // Stage 5: the artifact written; with --verify checked under a temporary name first, and renamed
 // into place only once it matches the reference.
 void writeChecked(const CompileOptions& o, const std::vector<Section>& sections, const Graph& g, const Checkpoint& ck,
@@ -484,6 +500,7 @@ void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& 
   if (o.emit == Emit::None && o.targets.empty()) throw CompileError("no --target given");
   if (o.emit == Emit::None && o.output.empty()) throw CompileError("no output file given (-o)");
 
+  std::optional<Section> expected = o.emit == Emit::None ? expectedSelftest(o, g, *ck, stages, log) : std::nullopt;
   const std::unique_ptr<KernelCache> cache = openCache(given, log);
   std::future<TimedSection> selftest;
   if (o.selftest && o.emit == Emit::None) selftest = startSelftest(o, g, *ck, stages, cache.get());
@@ -508,6 +525,7 @@ void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& 
     log << "selftest: " << o.selftest << " batches and their reference outputs, " << std::fixed << std::setprecision(2)
         << done.seconds << " s (beside the compile)" << std::defaultfloat << "\n";
   }
+  if (expected) sections.push_back(std::move(*expected));
   sections.push_back(sourceSection(o));
   if (signer) {
     signSections(sections, *signer);

@@ -37,6 +37,9 @@ struct CompileOptions {
   std::string cpuPrecision = "f32";
   int jobs = 1;
   size_t selftest = 0;  // batches in the self-test section (0: no section)
+  // Or a framework's outputs (ExpectedOutputs.h) as the self-test: checked against the reference,
+  // each case in the first bucket of every stage that holds it.
+  std::string selftestFrom;
   // --refit OLD.kime: the Graph, buckets and options come from OLD's source section, its code
   // sections are kept byte for byte, and only the weights (and the self-test) are new.
   std::string refit;

@@ -115,6 +115,42 @@ void checkSelftestCount(const std::vector<Stage>& stages, size_t count) {
                        " buckets, and each needs a batch; ask for at least that many");
 }
 
+static OJson toleranceSection(Tolerance cpu, const OJson& cases) {
+  OJson tolerance = {{kime_arith_names[KIME_ARITH_CPU], toleranceJson(cpu)},
+                     {kime_arith_names[KIME_ARITH_TF32], toleranceJson(kTf32Tolerance)},
+                     {kime_arith_names[KIME_ARITH_F32], toleranceJson(kF32Tolerance)}};
+  return {{key::tolerance, tolerance}, {key::cases, cases}};
+}
+
+Section expectedSelftestSection(const std::vector<ExpectedCase>& cases, const std::vector<Stage>& stages,
+                                Tolerance cpu) {
+  OJson out = OJson::array();
+  for (const ExpectedCase& c : cases) {
+    const tooling::OwnedBatch& b = c.batch;
+    const size_t seqs = b.cu.empty() ? 0 : b.cu.size() - 1;
+    bool held = false;
+    for (const Stage& st : stages)
+      for (size_t i = 0; i < st.buckets.size(); ++i) {
+        if (!st.buckets[i].holds(b.ids.size(), seqs, b.markers.size())) continue;
+        OJson act = OJson::array();
+        for (const auto& a : c.act) act.push_back({a[0], a[1]});
+        out.push_back({{key::stage, st.name},
+                       {key::bucket, i},
+                       {key::name, c.name},
+                       {key::batch, batchJson(c.batch)},
+                       {key::logits, c.logits},
+                       {key::act, act}});
+        held = true;
+        break;
+      }
+    if (!held)
+      throw CompileError("--selftest-from: case \"" + c.name + "\" (" + std::to_string(b.ids.size()) + " tokens, " +
+                         std::to_string(seqs) + " sequences, " + std::to_string(b.markers.size()) +
+                         " markers) fits no bucket");
+  }
+  return {KIME_SECTION_SELFTEST, toleranceSection(cpu, out).dump()};
+}
+
 Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
                         Tolerance cpu, const ReferenceCache& cache) {
   const std::vector<Drawn> drawn = draw(g, stages, count);
@@ -127,11 +163,7 @@ Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<
                      {key::batch, batchJson(drawn[i].batch.batch)},
                      {key::logits, outputs[i].at(key::logits)},
                      {key::act, outputs[i].at(key::act)}});
-  OJson tolerance = {{kime_arith_names[KIME_ARITH_CPU], toleranceJson(cpu)},
-                     {kime_arith_names[KIME_ARITH_TF32], toleranceJson(kTf32Tolerance)},
-                     {kime_arith_names[KIME_ARITH_F32], toleranceJson(kF32Tolerance)}};
-  OJson section = {{key::tolerance, tolerance}, {key::cases, cases}};
-  return {KIME_SECTION_SELFTEST, section.dump()};
+  return {KIME_SECTION_SELFTEST, toleranceSection(cpu, cases).dump()};
 }
 
 }  // namespace kime

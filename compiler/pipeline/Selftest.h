@@ -14,6 +14,7 @@
 #include "cache/KernelCache.h"
 #include "checkpoint/Safetensors.h"
 #include "graph/Graph.h"
+#include "pipeline/ExpectedOutputs.h"
 #include "reference/Reference.h"
 
 namespace kime {
@@ -33,6 +34,12 @@ struct ReferenceCache {
 // outputs) as they were.
 Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
                         Tolerance cpu, const ReferenceCache& cache);
+
+// kime-compile --selftest-from: the self-test of a framework's outputs (ExpectedOutputs.h), each
+// case in the first bucket that holds it of every stage. Throws CompileError naming a case that
+// no bucket holds.
+Section expectedSelftestSection(const std::vector<ExpectedCase>& cases, const std::vector<Stage>& stages,
+                                Tolerance cpu);
 
 }  // namespace kime
 

@@ -21,6 +21,7 @@ def compile(
     sign_key: str = "",
     cache: bool = True,
     cache_dir: str = "",
+    selftest_from: str = "",
 ) -> Union[str, bytes]: ...
 def reference(
     graph: str, weights: str, ids: Indices, cu: Indices, markers: Indices, mcu: Indices, qtype: Types

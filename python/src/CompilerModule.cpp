@@ -45,7 +45,8 @@ py::object compile(const std::string& graph, std::optional<std::string> weights,
                    std::optional<std::string> output, std::vector<std::string> targets,
                    std::optional<std::vector<std::string>> cudaArchs, std::vector<std::string> cudaMath,
                    const std::string& cpuPrecision, size_t selftest, bool verify, int jobs, bool fusion,
-                   const std::string& signKey, bool cache, const std::string& cacheDir) {
+                   const std::string& signKey, bool cache, const std::string& cacheDir,
+                   const std::string& selftestFrom) {
   CompileOptions o;
   o.cache = cache, o.cacheDir = cacheDir;
   o.signKey = signKey;
@@ -60,6 +61,7 @@ py::object compile(const std::string& graph, std::optional<std::string> weights,
   o.cudaArchs = cudaArchs.value_or(std::vector<std::string>{});
   if (!cudaMath.empty()) o.cudaMath = cudaMath;
   o.cpuPrecision = cpuPrecision, o.selftest = selftest, o.verify = verify, o.jobs = jobs, o.fusion = fusion;
+  o.selftestFrom = selftestFrom;
   applyDefaultTargets(o, !cudaArchs);
   std::unique_ptr<TempDir> dir;
   if (output) {
@@ -120,11 +122,13 @@ PYBIND11_MODULE(_compiler, m) {
         py::arg("cuda_archs") = py::none(), py::arg("cuda_math") = std::vector<std::string>{},
         py::arg("cpu_precision") = "f32", py::arg("selftest") = 0, py::arg("verify") = false, py::arg("jobs") = 1,
         py::arg("fusion") = true, py::arg("sign_key") = "", py::arg("cache") = true, py::arg("cache_dir") = "",
+        py::arg("selftest_from") = "",
         "Compiles a Graph, its checkpoint and bucket file (or an ONNX model, weights=None) into an artifact, as "
         "kime-compile does: written to "
         "`output` (its path returned), or returned as bytes; signed by the secret key file `sign_key` where given. "
         "Kernels come from the kernel cache (`cache_dir`, default $KIME_CACHE_DIR or ~/.cache/kime) unless `cache` "
-        "is False; the bytes are the same either way. Progress lines go to sys.stderr.");
+        "is False; the bytes are the same either way. `selftest_from` makes a framework's outputs "
+        "(kime.onnx.expected_outputs) the self-test. Progress lines go to sys.stderr.");
   m.def("import_onnx", &kp::importOnnx, py::arg("model"), py::arg("graph"), py::arg("weights"), py::arg("logits") = "",
         py::arg("act") = "",
         "Imports an ONNX model (an encoder exported from PyTorch; docs/onnx.md) as kime-import does: its Graph "

@@ -22,9 +22,9 @@ From Python: MODELS[name] (build, inputs, masked, refuse, note), export(name, pa
 make_feeds(name, seqs), torch_outputs(name, model, seqs) and onnx_outputs(name, onnx_model, seqs)
 (the exported graph run by onnx_numpy_run, a small numpy interpreter for the ops used here).
 
-export() overrides one torch 1.13 symbolic: aten::repeat_interleave, whose built-in export is
-wrong for x[B, KV, L, hd].repeat_interleave(r, dim=1) with a dynamic L (see
-_repeat_interleave_symbolic). Everything else is torch 1.13's own export.
+export() is kime.onnx.export (the kime package on PYTHONPATH: build/python), which overrides one
+torch 1.13 symbolic: aten::repeat_interleave, whose built-in export is wrong for
+x[B, KV, L, hd].repeat_interleave(r, dim=1) with a dynamic L. Everything else is torch's own.
 """
 
 import argparse
@@ -39,6 +39,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
+
+import kime.onnx
 import torch.nn.functional as F
 from torch import nn
 
@@ -625,95 +627,22 @@ MODELS: Dict[str, ModelCase] = {
 # Export and reference outputs
 
 
-def _dynamic_axes(inputs: Sequence[str]) -> Dict[str, Dict[int, str]]:
-    axes = {}
-    for name in inputs:
-        axes[name] = {0: "B"} if name == "qtype" else {0: "B", 1: "L"}
-    axes["token_logits"] = {0: "B", 1: "L"}
-    axes["act"] = {0: "B"}
-    return axes
-
-
 def make_feeds(case_name: str, seqs) -> Dict[str, np.ndarray]:
     """The padded int64 inputs of `seqs` ([(ids, markers, qtype)]) by input name: pad id 0,
     mask 0, token_type_ids = the sequence's qtype on its real tokens and 0 on padding."""
-    case = MODELS[case_name]
-    B = len(seqs)
-    L = max((len(s[0]) for s in seqs), default=0)
-    ids = np.zeros((B, L), np.int64)
-    mask = np.zeros((B, L), np.int64)
-    tt = np.zeros((B, L), np.int64)
-    qt = np.zeros((B,), np.int64)
-    for b, (sid, _, q) in enumerate(seqs):
-        n = len(sid)
-        ids[b, :n] = sid
-        mask[b, :n] = 1
-        tt[b, :n] = q
-        qt[b] = q
-    table = {"input_ids": ids, "attention_mask": mask, "token_type_ids": tt, "qtype": qt}
-    return {name: table[name] for name in case.inputs}
+    return kime.onnx.padded(seqs, MODELS[case_name].inputs)
 
 
-def _example_args(case_name: str):
+def _example_seqs():
     rng = np.random.default_rng(0)
-    seqs = [(rng.integers(1, VOCAB, n).tolist(), [], int(rng.integers(0, TYPES)))
-            for n in (7, 4, 6)]
-    feeds = make_feeds(case_name, seqs)
-    return tuple(torch.from_numpy(feeds[n]) for n in MODELS[case_name].inputs)
-
-
-def _repeat_interleave_symbolic(g, self, repeats, dim=None, output_size=None):
-    """aten::repeat_interleave(x, r: int, dim) as Unsqueeze(dim+1), Expand(1.., r, ..1),
-    Reshape(Concat(shape[:dim], [-1], shape[dim+1:])), the form newer torch exports.
-
-    torch 1.13's own symbolic (opset 13+) is wrong whenever a dynamic dim follows `dim`: it
-    reshapes the rank+1 expanded tensor with a rank-sized shape whose 0 entries ("copy this
-    dim") are positional, so x [B, 2, L, 8] -> repeat_interleave(2, 1) exports as a graph that
-    yields [B, 2L, 2, 8] (or, after a Slice with a computed end, a Loop over sequences with the
-    same Reshape). onnx.checker passes; running it does not."""
-    from torch.onnx import symbolic_helper as sh
-    from torch.onnx import symbolic_opset13
-
-    reps = sh._maybe_get_const(repeats, "i")
-    d = None if sh._is_none(dim) else sh._maybe_get_const(dim, "i")
-    rank = sh._get_tensor_rank(self)
-    if not isinstance(reps, int) or not isinstance(d, int) or rank is None:
-        return symbolic_opset13.repeat_interleave(g, self, repeats, dim, output_size)
-    d %= rank
-
-    def const(v):
-        return g.op("Constant", value_t=torch.tensor(v, dtype=torch.int64))
-
-    x = g.op("Unsqueeze", self, const([d + 1]))
-    tile = [1] * (rank + 1)
-    tile[d + 1] = reps
-    x = g.op("Expand", x, const(tile))
-    shape = g.op("Shape", self)
-    parts = []
-    if d > 0:
-        parts.append(g.op("Slice", shape, const([0]), const([d])))
-    parts.append(const([-1]))
-    if d + 1 < rank:
-        parts.append(g.op("Slice", shape, const([d + 1]), const([rank])))
-    return g.op("Reshape", x, g.op("Concat", *parts, axis_i=0))
+    return [(rng.integers(1, VOCAB, n).tolist(), [], int(rng.integers(0, TYPES))) for n in (7, 4, 6)]
 
 
 def export(case_name: str, path: str, opset: int) -> None:
+    """kime.onnx.export of the model (which also works around torch 1.13's repeat_interleave
+    export and traces nn.TransformerEncoder off its fused path)."""
     case = MODELS[case_name]
-    model = case.build()
-    torch.onnx.register_custom_op_symbolic("aten::repeat_interleave",
-                                           _repeat_interleave_symbolic, opset)
-    try:
-        # Grad stays enabled while tracing: under no_grad, nn.TransformerEncoder(Layer) takes
-        # its fused fast path (aten::_transformer_encoder_layer_fwd, nested tensors), which
-        # has no ONNX symbolic.
-        with torch.enable_grad():
-            torch.onnx.export(model, _example_args(case_name), path,
-                              input_names=list(case.inputs), output_names=list(OUTPUTS),
-                              dynamic_axes=_dynamic_axes(case.inputs), opset_version=opset,
-                              do_constant_folding=True)
-    finally:
-        torch.onnx.unregister_custom_op_symbolic("aten::repeat_interleave", opset)
+    kime.onnx.export(case.build(), path, case.inputs, opset, example=_example_seqs())
 
 
 def _run(case_name: str, model: nn.Module, seqs, math_path: bool = False):

@@ -45,3 +45,71 @@ def test_a_refused_model_names_its_node_and_writes_nothing(tmp_path):
     assert not (tmp_path / "g.json").exists() and not (tmp_path / "w.safetensors").exists()
     with pytest.raises(kime.CompileError, match="give weights=None"):
         kime.compiler.compile(str(onnx), "w.safetensors", "b.json")
+
+
+def test_the_frameworks_outputs_check_the_import_and_become_the_self_test(tmp_path, kime_bin):
+    import subprocess
+
+    import kime.onnx
+
+    case = torch_models.MODELS["bert_post_ln"]
+    model = case.build().eval()
+    onnx = tmp_path / "bert.onnx"
+    kime.onnx.export(model, str(onnx), case.inputs, 17)
+    batches = [[([5, 9, 1, 33], [0, 3], 2), ([7], [0], 0)], [([2, 2, 8, 60, 61, 3, 4], [6, 1], 1)]]
+    expected = tmp_path / "expected.json"
+    kime.onnx.expected_outputs(model, batches, str(expected), case.inputs)
+    graph, weights = tmp_path / "graph.json", tmp_path / "model.safetensors"
+    r = subprocess.run([kime_bin / "kime-import", onnx, "-o", graph, "--weights-out", weights, "--expect", expected],
+                       capture_output=True, text=True, check=True)
+    assert "2 expected cases, kime's reference within" in r.stderr
+    buckets = tmp_path / "buckets.json"
+    buckets.write_text(__import__("json").dumps(BUCKETS))
+    artifact = tmp_path / "bert.kime"
+    kime.compiler.compile(str(graph), str(weights), str(buckets), output=str(artifact), targets=["x86-64-avx2"],
+                          cuda_archs=[], selftest_from=str(expected))
+    report = kime.Model(str(artifact)).selftest()
+    assert report["passed"] and sum(b["batches"] for b in report["buckets"]) == 2
+    # A wrong expectation is caught at import, and nothing is written.
+    doc = __import__("json").loads(expected.read_text())
+    doc["cases"][0]["act"][0][0] += 0.5
+    expected.write_text(__import__("json").dumps(doc))
+    graph.unlink()
+    r = subprocess.run([kime_bin / "kime-import", onnx, "-o", graph, "--weights-out", weights, "--expect", expected],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "misses the expected outputs: case \"batch 0\": act 0.0" in r.stderr
+    assert not graph.exists()
+
+
+def test_weights_stored_beside_the_model_load_and_stay_inside_its_folder(tmp_path, kime_bin):
+    import subprocess
+
+    import onnx
+
+    plain = tmp_path / "plain.onnx"
+    torch_models.export("kime_family", str(plain), 17)
+    split = tmp_path / "split"
+    split.mkdir()
+    m = onnx.load(str(plain))
+    onnx.save_model(m, str(split / "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.bin", size_threshold=0)
+    assert (split / "weights.bin").stat().st_size > 50_000  # the weights are there, not in the model
+
+    def imported(model, name):
+        r = subprocess.run([kime_bin / "kime-import", model, "-o", tmp_path / f"{name}.json", "--weights-out",
+                            tmp_path / f"{name}.safetensors"], capture_output=True, text=True)
+        return r, tmp_path / f"{name}.json", tmp_path / f"{name}.safetensors"
+
+    _, g1, w1 = imported(plain, "a")
+    r, g2, w2 = imported(split / "model.onnx", "b")
+    assert r.returncode == 0, r.stderr
+    assert g1.read_bytes() == g2.read_bytes() and w1.read_bytes() == w2.read_bytes()
+    # An external location outside the model's folder is refused by name.
+    for t in m.graph.initializer:
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            for e in t.external_data:
+                if e.key == "location":
+                    e.value = "../plain.onnx"
+    onnx.save_model(m, str(split / "escape.onnx"))
+    r, g3, _ = imported(split / "escape.onnx", "c")
+    assert r.returncode == 1 and "is not a file in the model's folder" in r.stderr and not g3.exists()

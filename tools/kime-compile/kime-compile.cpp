@@ -91,6 +91,11 @@ static cl::opt<unsigned> selftest(
     cl::desc("store N batches drawn across every bucket (edge cases first) and the f64 reference's outputs in the "
              "artifact, for kime-run --selftest on the device"),
     cl::value_desc("N"), cl::init(0));
+static cl::opt<std::string> selftestFrom(
+    cl::cat(kime::tools::toolOptions()), "selftest-from",
+    cl::desc("the self-test of a framework's outputs on sample batches (kime.onnx.expected_outputs writes them; "
+             "docs/onnx.md), checked against the reference first"),
+    cl::value_desc("EXPECTED.json"));
 static cl::opt<std::string> signKey(
     cl::cat(kime::tools::toolOptions()), "sign",
     cl::desc("sign the artifact with this secret key (kime-keygen's): a runtime given the public key then loads "
@@ -181,6 +186,7 @@ int main(int argc, char** argv) {
   o.fusion = !noFusion;
   o.jobs = jobs;
   o.selftest = selftest;
+  o.selftestFrom = selftestFrom;
   o.cache = !noCache;
   o.cacheDir = cacheDir;
   try {

@@ -3,20 +3,22 @@
 #include <iostream>
 
 #include "common/Args.h"
+#include "pipeline/ExpectedOutputs.h"
 #include "pipeline/OnnxInput.h"
+#include "support/Diagnostic.h"
 
 static const char* kUsage =
     "usage: kime-import MODEL.onnx -o GRAPH.json --weights-out MODEL.safetensors\n"
-    "                   [--logits NAME] [--act NAME] [--name NAME]\n"
+    "                   [--logits NAME] [--act NAME] [--expect EXPECTED.json]\n"
     "Imports an encoder exported as ONNX (inputs input_ids, attention_mask, qtype or token_type_ids;\n"
     "a per-token output read at the markers and a per-sequence pair: docs/onnx.md). --logits and\n"
-    "--act name the outputs where more than one fits; --name the Graph (default: the ONNX graph's).\n"
-    "Nothing is written when the model is refused.\n";
+    "--act name the outputs where more than one fits. --expect checks the import against the\n"
+    "framework's own outputs (kime.onnx.expected_outputs). Nothing is written when refused.\n";
 
 int main(int argc, char** argv) {
   try {
     auto args =
-        kime::tools::Args::parse(argc, argv, {"-o", "--weights-out", "--logits", "--act", "--name"}, {"--help"});
+        kime::tools::Args::parse(argc, argv, {"-o", "--weights-out", "--logits", "--act", "--expect"}, {"--help"});
     if (args.has("--help") || args.positional.size() != 1 || !args.has("-o") || !args.has("--weights-out")) {
       (args.has("--help") ? std::cout : std::cerr) << kUsage;
       return args.has("--help") ? 0 : 2;
@@ -24,8 +26,17 @@ int main(int argc, char** argv) {
     kime::OnnxImportOptions options;
     options.logits = args.get("--logits", "");
     options.act = args.get("--act", "");
-    options.name = args.get("--name", "");
-    const kime::OnnxImport model = kime::importOnnxFile(args.positional[0], options);
+    const kime::ImportedOnnx imported(args.positional[0], options);
+    const kime::OnnxImport& model = imported.model();
+    if (args.has("--expect")) {
+      const auto cases = kime::readExpectedOutputs(args.get("--expect"));
+      const kime::ExpectedDifference d =
+          kime::compareWithReference(model.graph, *kime::Checkpoint::open(imported.weights()), cases);
+      if (d.overBy > 1)
+        throw kime::CompileError(args.get("--expect") + ": the import misses the expected outputs: " + d.worst);
+      std::cerr << "kime-import: " << cases.size() << " expected cases, kime's reference within " << d.maxAbs
+                << " of them\n";
+    }
     kime::writeImport(model, args.get("-o"), args.get("--weights-out"));
     std::cerr << "kime-import: " << model.graph.nodes.size() << " nodes, " << model.graph.weights.size()
               << " weights (vocab " << model.graph.vocab << ", types " << model.graph.types << ")\n";

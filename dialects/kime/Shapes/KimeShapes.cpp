@@ -187,16 +187,23 @@ Inferred inferPositions(const Shape& cu) {
   return {{{Dim::symbol(Sym::T)}, DType::U32}, ""};
 }
 
+// An elementwise operand: f32, or a weight of f16 or bf16, widened to f32 as every weight is
+// where it is read (the result is f32).
+static std::string isEltwiseOperand(const char* what, const Shape& s) {
+  if (s.dtype == DType::F32 || (isFloat(s.dtype) && isWeight(what, s).empty())) return "";
+  return std::string(what) + " must be f32 (or a weight of f16 or bf16), not " + str(s.dtype);
+}
+
 Inferred inferElementwise(const Shape& a, const Shape& b) {
-  KIME_TRY(isF32("lhs", a));
-  KIME_TRY(isF32("rhs", b));
+  KIME_TRY(isEltwiseOperand("lhs", a));
+  KIME_TRY(isEltwiseOperand("rhs", b));
   if (a.dims != b.dims) return Inferred::fail("operands differ: " + str(a.dims) + " and " + str(b.dims));
-  return {a, ""};
+  return {f32(a.dims), ""};
 }
 
 Inferred inferUnary(const Shape& x) {
-  KIME_TRY(isF32("x", x));
-  return {x, ""};
+  KIME_TRY(isEltwiseOperand("x", x));
+  return {f32(x.dims), ""};
 }
 
 static std::string vectorOfWidth(const char* what, const Shape& w, const Shape& x) {

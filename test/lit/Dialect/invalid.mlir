@@ -66,7 +66,7 @@ func.func @case7(%a: !kime.tensor<[T, 8], f32>, %b: !kime.tensor<[T, 4], f32>) {
 // -----
 
 func.func @case8(%a: !kime.tensor<[T, 8], bf16>, %b: !kime.tensor<[T, 8], f32>) {
-  // expected-error @+1 {{'kime.mul' op lhs must be f32, not bf16}}
+  // expected-error @+1 {{'kime.mul' op lhs must be f32 (or a weight of f16 or bf16), not bf16}}
   %r = kime.mul "m"(%a, %b) : (!kime.tensor<[T, 8], bf16>, !kime.tensor<[T, 8], f32>) -> !kime.tensor<[T, 8], f32>
   return
 }
@@ -74,7 +74,7 @@ func.func @case8(%a: !kime.tensor<[T, 8], bf16>, %b: !kime.tensor<[T, 8], f32>) 
 // -----
 
 func.func @case9(%a: !kime.tensor<[T, 8], f32>, %b: !kime.tensor<[T, 8], f16>) {
-  // expected-error @+1 {{'kime.mul' op rhs must be f32, not f16}}
+  // expected-error @+1 {{'kime.mul' op rhs must be f32 (or a weight of f16 or bf16), not f16}}
   %r = kime.mul "m"(%a, %b) : (!kime.tensor<[T, 8], f32>, !kime.tensor<[T, 8], f16>) -> !kime.tensor<[T, 8], f32>
   return
 }
@@ -82,7 +82,7 @@ func.func @case9(%a: !kime.tensor<[T, 8], f32>, %b: !kime.tensor<[T, 8], f16>) {
 // -----
 
 func.func @case10(%a: !kime.tensor<[T, 8], f16>) {
-  // expected-error @+1 {{'kime.silu' op x must be f32, not f16}}
+  // expected-error @+1 {{'kime.silu' op x must be f32 (or a weight of f16 or bf16), not f16}}
   %r = kime.silu "s"(%a) : (!kime.tensor<[T, 8], f16>) -> !kime.tensor<[T, 8], f16>
   return
 }
