@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set-up, build (warnings are errors), every fuzz target for a short budget (FUZZ_SECONDS, default 30 each; 0 leaves
+# Set-up, build (warnings are errors), every fuzz target for a short budget (FUZZ_SECONDS, default 20 each; 0 leaves
 # them out), every test (gtest and lit, through ctest), then the runtime's tests and the lit suite
 # under ASan + UBSan and the runtime's tests under TSan (scripts/sanitize.sh; SANITIZE=0 leaves
 # them out). What CI runs.
@@ -21,7 +21,7 @@ if [ $quick = 1 ]; then
   step "ctest -L quick"
   exit 0
 fi
-seconds=${FUZZ_SECONDS:-30}
+seconds=${FUZZ_SECONDS:-20}
 # A fixed seed: the same sequence of mutations every run (how far it gets in the time depends on
 # the machine), so that CI does not pass or fail by the luck of a random seed.
 if [ "$seconds" != 0 ]; then FUZZ_SEED=${FUZZ_SEED:-1} scripts/fuzz.sh "$seconds"; step fuzz; fi
