@@ -80,9 +80,9 @@ void Importer::out(size_t k, Value v) {
 }
 
 void Importer::refuse(const std::string& why) const {
-  if (!node_) throw CompileError(source_ + ": " + why);
+  if (!node_) throw Refusal(source_ + ": " + why);
   const std::string name = node_->name().empty() ? node_->output_size() ? node_->output(0) : "?" : node_->name();
-  throw CompileError(source_ + ": node '" + name + "' (" + node_->op_type() + "): " + why);
+  throw Refusal(source_ + ": node '" + name + "' (" + node_->op_type() + "): " + why);
 }
 
 std::string Importer::hint(size_t k) const {
@@ -201,12 +201,25 @@ void Importer::importNode(const onnx::NodeProto& n) {
     refuse("ops of domain \"" + n.domain() + "\" are not ONNX's own, and kime imports only those");
   auto it = opTable().find(n.op_type());
   if (it == opTable().end()) refuse(n.op_type() + " is not an encoder op kime imports");
-  it->second(*this);
+  try {
+    it->second(*this);
+  } catch (const Refusal&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    refuse("needs more memory than there is (a constant too large to fold?)");
+  } catch (const std::exception& e) {  // the constant folding's and the layouts' own errors
+    refuse(e.what());
+  }
   for (const std::string& name : n.input())
     if (!name.empty() && usesLeft_[name] > 0) --usesLeft_[name];
 }
 
 OnnxImport Importer::run() {
+  for (const auto& o : model_.opset_import())
+    if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() < 13)
+      throw CompileError(source_ + ": opset " + std::to_string(o.version()) +
+                         ": kime imports opsets 13 and later (Softmax and the axes of several ops meant other "
+                         "things before; export with opset_version=17)");
   declareInputs();
   for (const onnx::NodeProto& n : model_.graph().node())
     for (const std::string& name : n.input()) ++usesLeft_[name];

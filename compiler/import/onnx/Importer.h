@@ -11,11 +11,18 @@
 #include "OnnxImport.h"
 #include "Values.h"
 #include "onnx/onnx_pb.h"
+#include "support/Diagnostic.h"
 
 namespace kime::onnx_import {
 
 class Importer;
 using OpHandler = void (*)(Importer&);
+
+// A refusal that already names the node (what Importer::refuse throws).
+class Refusal : public CompileError {
+ public:
+  using CompileError::CompileError;
+};
 using OpTable = std::map<std::string, OpHandler>;
 
 // Each file of handlers adds its ops.

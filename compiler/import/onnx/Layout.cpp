@@ -1,6 +1,9 @@
 #include "Layout.h"
 
 #include <algorithm>
+#include <climits>
+
+#include "support/Diagnostic.h"
 
 namespace kime::onnx_import {
 
@@ -12,15 +15,21 @@ std::string SymInt::str() const {
   return s;
 }
 
-SymInt operator*(SymInt a, SymInt b) { return {a.k * b.k, a.b + b.b, a.l + b.l}; }
+SymInt operator*(SymInt a, SymInt b) {
+  int64_t k;
+  if (__builtin_mul_overflow(a.k, b.k, &k) || a.b + b.b > 8 || a.l + b.l > 8)
+    throw CompileError("the sizes " + a.str() + " x " + b.str() + " overflow");
+  return {k, a.b + b.b, a.l + b.l};
+}
 
 std::optional<SymInt> divide(SymInt a, SymInt b) {
-  if (b.k == 0 || a.k % b.k != 0 || a.b < b.b || a.l < b.l) return std::nullopt;
+  if (b.k == 0 || (b.k == -1 && a.k == INT64_MIN) || a.k % b.k != 0 || a.b < b.b || a.l < b.l) return std::nullopt;
   return SymInt{a.k / b.k, a.b - b.b, a.l - b.l};
 }
 
 std::optional<SymInt> addSym(SymInt a, SymInt b, bool subtract) {
-  const int64_t k = subtract ? a.k - b.k : a.k + b.k;
+  int64_t k;
+  if (subtract ? __builtin_sub_overflow(a.k, b.k, &k) : __builtin_add_overflow(a.k, b.k, &k)) return std::nullopt;
   if (a.isConst() && b.isConst()) return SymInt::of(k);
   if (a.b != b.b || a.l != b.l) return std::nullopt;
   if (k == 0) return SymInt::of(0);

@@ -12,6 +12,13 @@ namespace kime::onnx_import {
 std::optional<Layout> layoutOf(const Value& v);
 // `v` with layout `l` (its other facts unchanged).
 Value withLayout(Value v, Layout l);
+// What a layout op (Reshape, Transpose, Unsqueeze, Squeeze, Expand) makes of `v`: `v` with layout
+// `l`. Attention scores keep theirs (which L is the queries' and which the keys' is their
+// layout's), and rows whose pending expression groups the row otherwise than `l`'s last dim
+// are made into Graph ops first (a later reduction or slice reads the groups of `l`).
+Value relayout(Importer& im, const Value& v, Layout l);
+// The groups of a row of `width` features under `l`: its last dim, where that is features only.
+std::pair<int64_t, int64_t> groupsOf(const Layout& l, int64_t width);
 // The rank of any value.
 size_t rankOf(const Value& v);
 

@@ -25,15 +25,6 @@ double number(const std::string& fn, double x, double y) {
   return r.at(0);
 }
 
-// The groups a value's rows form: its last dim, when that is made of features, is a group.
-std::pair<int64_t, int64_t> groupsOf(const Layout& l, int64_t width) {
-  if (l.rank() == 0 || l.dims.back().empty()) return {width, 1};
-  for (const Atom& a : l.dims.back())
-    if (a.kind != Atom::Kind::Feat) return {width, 1};
-  const int64_t last = l.size(l.rank() - 1).k;
-  return {width / last, last};
-}
-
 RowExprPtr treeOf(const ActVal& a) {
   if (a.tree) return a.tree;
   const auto [g, w] = groupsOf(a.layout, a.width);
@@ -185,6 +176,11 @@ Value rowsBinary(Importer& im, const std::string& fn, const Value& va, const Val
       im.refuse("combines " + describeValue(va) + " and " + describeValue(vb) + ", which do not broadcast as rows");
     l = *bl;
   }
+  if (!act.perToken() && l.hasAtom(Atom::Kind::Len)) {  // a sequence's row read by each of its tokens
+    ActVal tokens = im.toTokens(act);
+    tokens.layout = l;
+    return rowsBinary(im, fn, a ? Value(tokens) : va, a ? vb : Value(tokens));
+  }
   RowExprPtr operand;
   bool zeroed = act.zeroedPadding;
   if (auto m = std::get_if<MaskVal>(&other)) {
@@ -242,7 +238,9 @@ Value scoresBinary(Importer& im, const std::string& fn, const Value& va, const V
   if (s.probabilities) im.refuse(fn + " of attention probabilities (kime's attention multiplies them by v only)");
   const auto u = uniformValue(other);
   if (u && (fn == "mul" || (fn == "div" && first))) {
-    s.scale = fn == "mul" ? s.scale * *u : s.scale / *u;
+    const double factor = fn == "mul" ? *u : 1 / *u;
+    if (!(factor > 0) || !std::isfinite(factor)) im.refuse("scales attention scores by " + std::to_string(factor));
+    s.scale *= factor, s.padding *= factor;
     return s;
   }
   if (fn == "add" && u && *u == 0) return s;
@@ -311,8 +309,11 @@ void where(Importer& im) {
   if (cc && cx && cy) return im.out(0, ConstVal{constWhere(cc->t, cx->t, cy->t)});
   if (cc && isSizes(x) && isSizes(y)) {
     const std::vector<SymInt> a = im.symIn(1, "a size"), b = im.symIn(2, "a size");
+    const size_t n = cc->t.size();
+    if ((a.size() != n && a.size() != 1) || (b.size() != n && b.size() != 1))
+      im.refuse("picks between sizes of other lengths");
     std::vector<SymInt> out;
-    for (size_t k = 0; k < cc->t.size(); ++k)
+    for (size_t k = 0; k < n; ++k)
       out.push_back(cc->t.at(k) != 0 ? a[a.size() == 1 ? 0 : k] : b[b.size() == 1 ? 0 : k]);
     return im.out(0, SymVal{out, cc->t.shape.empty()});
   }
@@ -354,8 +355,12 @@ void clip(Importer& im) {
   std::optional<double> lo, hi;
   if (im.hasAttr("min")) lo = im.attrFloat("min", 0);
   if (im.hasAttr("max")) hi = im.attrFloat("max", 0);
-  if (im.has(1)) lo = im.constIn(1, "the minimum").at(0);
-  if (im.has(2)) hi = im.constIn(2, "the maximum").at(0);
+  for (size_t k : {size_t(1), size_t(2)}) {
+    if (!im.has(k)) continue;
+    const Tensor& bound = im.constIn(k, "a bound");
+    if (bound.size() != 1) im.refuse("a bound that is not one number");
+    (k == 1 ? lo : hi) = bound.at(0);
+  }
   if (std::holds_alternative<SeqLenVal>(v)) {
     // A sequence's length clamped away from 0 (mean pooling): kime's mean of an empty sequence is 0.
     if (hi || (lo && *lo > 1)) im.refuse("clamps each sequence's length to more than 1 or below a maximum");

@@ -54,6 +54,24 @@ std::vector<Atom> leadingAtoms(const Layout& l) {
   return atoms;
 }
 
+// Where the batch lies among the heads: "BH" for [B, H, ...] or [B*H, ...], "HB" for [H*B, ...].
+std::string batchPlace(const std::vector<Atom>& atoms) {
+  std::string s;
+  for (const Atom& a : atoms) {
+    const char c = a.kind == Atom::Kind::Batch ? 'B' : 'H';
+    if (s.empty() || s.back() != c) s += c;
+  }
+  return s;
+}
+
+// The heads' atoms (features and repeats), without the batch.
+std::vector<Atom> headAtoms(const std::vector<Atom>& atoms) {
+  std::vector<Atom> out;
+  for (const Atom& a : atoms)
+    if (a.kind != Atom::Kind::Batch) out.push_back(a);
+  return normalized(Layout{{out}}).dims[0];
+}
+
 int64_t product(const std::vector<Atom>& atoms, Atom::Kind kind) {
   int64_t p = 1;
   for (const Atom& a : atoms)
@@ -76,6 +94,9 @@ ScoresVal scores(Importer& im, const ActVal& qv, const ActVal& kv) {
   s.heads = product(qa, Atom::Kind::Feat);
   s.kvHeads = product(ka, Atom::Kind::Feat);
   const int64_t rep = product(ka, Atom::Kind::Bcast);
+  if (batchPlace(qa) != batchPlace(ka))
+    im.refuse("queries " + describe(ql) + " and keys " + describe(kl) +
+              " hold the batch and the heads in other orders");
   if (product(qa, Atom::Kind::Bcast) != 1 || s.kvHeads * rep != s.heads)
     im.refuse(std::to_string(s.heads) + " query heads meet " + std::to_string(s.kvHeads) + " key heads repeated " +
               std::to_string(rep) + " times");
@@ -90,6 +111,7 @@ ScoresVal scores(Importer& im, const ActVal& qv, const ActVal& kv) {
           "attention reads kv head h / (heads / kv_heads) (repeat_interleave)");
   }
   double qScale = 1, kScale = 1;
+  s.kLayout = kl;
   s.q = materializeScaled(im, qv, qScale);
   s.k = materializeScaled(im, kv, kScale);
   s.scale = qScale * kScale;
@@ -106,10 +128,13 @@ ActVal attention(Importer& im, const ScoresVal& s, const ActVal& v) {
       vl.size(vl.rank() - 1).k != s.headDim)
     im.refuse("multiplies attention probabilities by " + describe(vl) +
               ": kime's values are [.., L, head] like the keys");
-  const std::vector<Atom> va = leadingAtoms(vl);
+  const std::vector<Atom> va = leadingAtoms(vl), ka = leadingAtoms(s.kLayout);
   if (product(va, Atom::Kind::Feat) != s.kvHeads)
     im.refuse("values of " + std::to_string(product(va, Atom::Kind::Feat)) + " heads for keys of " +
               std::to_string(s.kvHeads));
+  if (batchPlace(va) != batchPlace(ka) || !(headAtoms(va) == headAtoms(ka)))
+    im.refuse("values " + describe(vl) + " hold their batch and heads otherwise than the keys " + describe(s.kLayout) +
+              " (each query head must read the kv head its key came from)");
   const ActVal vm = im.materialize(v);
   const std::string out = im.graph().node(OpKind::Attention, im.hint(), {s.q.value, s.k.value, vm.value, "cu"},
                                           {double(s.heads), double(s.kvHeads), s.scale});
@@ -146,9 +171,10 @@ void softmax(Importer& im) {
   const Value& v = im.in(0);
   auto s = std::get_if<ScoresVal>(&v);
   if (!s) im.refuse("a softmax of " + describeValue(v) + ": kime's softmax is attention's, over its keys");
+  if (s->probabilities) im.refuse("a softmax of attention probabilities (kime's attention takes one)");
   if (axisIn(im, im.attrInt("axis", -1), s->layout.rank()) != int64_t(s->layout.rank()) - 1)
     im.refuse("a softmax over the queries, not the keys");
-  if (im.hasMask() && !s->masked)
+  if (im.hasMask() && !(s->padding <= -1e4))
     im.refuse(
         "the attention scores are not masked by attention_mask: with padding in the batch, tokens would "
         "attend to it (add the key mask, (1 - mask) * -10000 or -inf where the mask is 0)");
@@ -167,7 +193,11 @@ void layerNormalization(Importer& im) {
     im.refuse("normalizes " + describe(x.layout) + " over other than its whole rows");
   const Tensor& g = im.constIn(1, "the scale");
   std::vector<float> bias(size_t(x.width), 0.0f);
-  if (im.has(2)) bias = im.constIn(2, "the bias").f;
+  if (im.has(2)) {
+    if (!im.constIn(2, "the bias").isFloat()) im.refuse("a bias that is not float");
+    bias = im.constIn(2, "the bias").f;
+  }
+  if (!g.isFloat()) im.refuse("a scale that is not float");
   if (g.size() != size_t(x.width) || bias.size() != size_t(x.width))
     im.refuse("a scale or bias not of the row's width");
   const std::string w = im.graph().weight(im.node().input(1), {x.width}, g.f, g.stored);

@@ -2,6 +2,7 @@
 // Slice (a table's rows by L, the first token, features), Range (the positions), and the
 // comparisons and selections that build masks.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "OpsCommon.h"
@@ -16,8 +17,8 @@ constexpr int64_t kToTheEnd = int64_t(1) << 40;  // an end past any axis a model
 // A table's rows by an index: a Graph gather (token ids, question types), or rows by position
 // left for their reader (a position table added, or cos/sin read by RoPE).
 void gatherTable(Importer& im, const Tensor& table, const IndexVal& index) {
-  if (table.shape.size() < 2 || !table.isFloat())
-    im.refuse("gathers from " + describe(table) + ": kime's tables are float matrices [rows, width]");
+  if (table.shape.size() < 2 || !table.isFloat() || table.size() == 0)
+    im.refuse("gathers from " + describe(table) + ": kime's tables are float matrices [rows, width], not empty");
   const int64_t rows = table.shape[0];
   int64_t width = 1;
   for (size_t d = 1; d < table.shape.size(); ++d) width *= table.shape[d];
@@ -164,6 +165,20 @@ Value sliceAxis(Importer& im, const Value& v, size_t d, const SymInt& start, con
   return out;
 }
 
+// ONNX's Slice of one axis of a constant: starts and ends past the axis clamped as the spec says
+// ([0, n] going forward; start [0, n - 1] and end [-1, n - 1] going backward).
+Tensor sliceConstant(const Importer& im, const Tensor& t, size_t d, int64_t start, int64_t end, int64_t step) {
+  if (step == 0) im.refuse("a slice step of 0");
+  const int64_t n = t.shape[d];
+  auto at = [&](int64_t x, int64_t lo, int64_t hi) {
+    if (x < 0) x = x < -n ? -n - 1 : x + n;  // keeps far negatives below the range
+    return std::clamp<int64_t>(x, lo, hi);
+  };
+  const int64_t from = step > 0 ? at(start, 0, n) : at(start, 0, n - 1);
+  const int64_t to = step > 0 ? at(end, 0, n) : at(end, -1, n - 1);
+  return constSlice(t, int64_t(d), from, to, step);
+}
+
 void slice(Importer& im) {
   const Value& v = im.in(0);
   std::vector<SymInt> starts, ends;
@@ -184,20 +199,22 @@ void slice(Importer& im) {
   steps.resize(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size())
     im.refuse("has starts, ends and axes of different lengths");
+  // A constant's slice by L (a table's rows [0, L)) comes last, after its other axes.
+  std::vector<size_t> order;
+  for (size_t k = 0; k < starts.size(); ++k)
+    if (ends[k].isConst() && starts[k].isConst()) order.push_back(k);
+  for (size_t k = 0; k < starts.size(); ++k)
+    if (!(ends[k].isConst() && starts[k].isConst())) order.push_back(k);
   Value cur = v;
-  for (size_t k = 0; k < starts.size(); ++k) {
+  for (size_t k : order) {
     const size_t d = size_t(axisIn(im, axes[k], rankOf(cur)));
     if (auto c = std::get_if<ConstVal>(&cur)) {
       if (ends[k] == SymInt::len() && starts[k] == SymInt::of(0) && steps[k] == 1) {
-        slicePositions(im, c->t, d);
-        return;
+        if (k != order.back()) im.refuse("slices a constant by L along two axes");
+        return slicePositions(im, c->t, d);
       }
       if (!starts[k].isConst() || !ends[k].isConst()) im.refuse("slices a constant by " + ends[k].str());
-      const int64_t n = c->t.shape[d], s = starts[k].k, e = ends[k].k, st = steps[k];
-      auto clampTo = [&](int64_t x, int64_t lo, int64_t hi) { return std::clamp<int64_t>(x < 0 ? x + n : x, lo, hi); };
-      const int64_t from = st > 0 ? clampTo(s, 0, n) : clampTo(s, -1, n - 1),
-                    to = st > 0 ? clampTo(e, 0, n) : clampTo(e, -1, n - 1);
-      cur = ConstVal{constSlice(c->t, int64_t(d), from, to, st)};
+      cur = ConstVal{sliceConstant(im, c->t, d, starts[k].k, ends[k].k, steps[k])};
     } else if (auto sv = std::get_if<SymVal>(&cur)) {
       const int64_t n = int64_t(sv->v.size());
       if (!starts[k].isConst() || !ends[k].isConst() || steps[k] != 1) im.refuse("slices sizes by sizes");
@@ -220,8 +237,12 @@ void range(Importer& im) {
   if (!start[0].isConst() || !limit[0].isConst() || !delta[0].isConst() || delta[0].k == 0)
     im.refuse("a range from " + start[0].str() + " to " + limit[0].str() + " by " + delta[0].str() +
               ": kime's positions are 0 to L");
+  const long double span = (long double)limit[0].k - (long double)start[0].k;
+  const long double count = std::max<long double>(0, std::ceil(span / (long double)delta[0].k));
+  if (count > (long double)kMaxTensorElements)
+    im.refuse("a range of more than " + std::to_string(kMaxTensorElements) + " values");
   std::vector<int64_t> v;
-  for (int64_t x = start[0].k; delta[0].k > 0 ? x < limit[0].k : x > limit[0].k; x += delta[0].k) v.push_back(x);
+  for (int64_t i = 0; i < int64_t(count); ++i) v.push_back(start[0].k + i * delta[0].k);
   im.out(0, ConstVal{Tensor::integers(v, {int64_t(v.size())})});
 }
 

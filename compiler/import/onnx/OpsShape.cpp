@@ -43,8 +43,10 @@ double castNumber(double v, Tensor::Kind to) {
 }
 
 void cast(Importer& im) {
-  const auto to = kindOfOnnxType(int32_t(im.attrInt("to", 1)));
+  const int32_t type = int32_t(im.attrInt("to", 1));
+  const auto to = kindOfOnnxType(type);
   if (!to) im.refuse("casts to an element type kime does not compute with");
+  const bool narrow = type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
   const Value& v = im.in(0);
   if (auto c = std::get_if<ConstVal>(&v)) return im.out(0, ConstVal{constCast(c->t, *to)});
   if (auto s = std::get_if<SymVal>(&v)) {
@@ -56,6 +58,7 @@ void cast(Importer& im) {
   if (auto f = std::get_if<FilledVal>(&v)) return im.out(0, FilledVal{castNumber(f->v, *to), *to, f->layout});
   const bool floats = std::holds_alternative<ActVal>(v) || std::holds_alternative<ScoresVal>(v) ||
                       std::holds_alternative<PosTableVal>(v);
+  if (floats && narrow) im.refuse("rounds " + describeValue(v) + " to 16-bit floats (kime computes in f32)");
   if (floats && *to == Tensor::Kind::Float) return im.out(0, v);
   if (std::holds_alternative<IndexVal>(v) && *to == Tensor::Kind::Int) return im.out(0, v);
   if (std::holds_alternative<SeqLenVal>(v)) return im.out(0, v);
@@ -105,7 +108,7 @@ void unsqueeze(Importer& im) {
   }
   Layout l = *layoutOf(v);
   for (int64_t a : axes) l.dims.insert(l.dims.begin() + a, Dim{});
-  im.out(0, withLayout(v, l));
+  im.out(0, relayout(im, v, l));
 }
 
 void squeeze(Importer& im) {
@@ -131,7 +134,7 @@ void squeeze(Importer& im) {
       im.refuse("squeezes dim " + std::to_string(d) + " of " + describe(l) + ", which is not of size 1");
     if (!(named || (axes.empty() && l.dims[d].empty()))) out.dims.push_back(l.dims[d]);
   }
-  im.out(0, withLayout(v, out));
+  im.out(0, relayout(im, v, out));
 }
 
 // Reshape's sizes with its 0 (copy the input's dim) and -1 (the rest) resolved.
@@ -180,7 +183,7 @@ void reshape(Importer& im) {
   }
   const auto l = reshapeLayout(*layoutOf(v), to);
   if (!l) im.refuse("reshapes " + describe(*layoutOf(v)) + " to " + describe(to) + ", which splits or merges B or L");
-  im.out(0, withLayout(v, *l));
+  im.out(0, relayout(im, v, *l));
 }
 
 void transpose(Importer& im) {
@@ -193,7 +196,7 @@ void transpose(Importer& im) {
   if (std::holds_alternative<SymVal>(v)) return im.out(0, v);
   const auto l = transposeLayout(*layoutOf(v), perm);
   if (!l) im.refuse("transposes " + describe(*layoutOf(v)) + " so that its features change order");
-  im.out(0, withLayout(v, *l));
+  im.out(0, relayout(im, v, *l));
 }
 
 // `l` broadcast to `shape` (Expand): new static sizes are broadcast atoms, B and L their atoms.
@@ -231,7 +234,8 @@ void expand(Importer& im) {
       for (const SymInt& s : shape) ints.push_back(s.k);
       return im.out(0, ConstVal{constExpand(c->t, ints)});
     }
-    if (!c->t.isUniform()) im.refuse("expands a constant that is not one number to the sizes " + describe(shape));
+    if (c->t.size() == 0 || !c->t.isUniform())
+      im.refuse("expands a constant that is not one number to the sizes " + describe(shape));
     return im.out(0, FilledVal{c->t.at(0), c->t.kind, expandLayout(im, staticLayout(c->t.shape), shape)});
   }
   if (std::holds_alternative<SymVal>(v)) im.refuse("expands sizes");
@@ -241,7 +245,7 @@ void expand(Importer& im) {
     tokens.layout = l;
     return im.out(0, tokens);
   }
-  im.out(0, withLayout(v, l));
+  im.out(0, relayout(im, v, l));
 }
 
 void concat(Importer& im) {

@@ -2,12 +2,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
+
+#include "support/Diagnostic.h"
 
 namespace kime::onnx_import {
 
 namespace {
 
-RowExprPtr make(RowExpr e) { return std::make_shared<const RowExpr>(std::move(e)); }
+RowExprPtr make(RowExpr e) {
+  e.reduces = e.op == RowExpr::Op::Reduce;
+  e.slices = e.op == RowExpr::Op::Slice || e.op == RowExpr::Op::Concat;
+  e.positional = e.op == RowExpr::Op::PosConst;
+  if (e.isScalar()) e.constants = {e.values[0]};
+  for (const RowExprPtr& a : e.args) {
+    e.reduces |= a->reduces, e.slices |= a->slices, e.positional |= a->positional;
+    e.depth = std::max(e.depth, a->depth + 1);
+    for (double c : a->constants)
+      if (std::find(e.constants.begin(), e.constants.end(), c) == e.constants.end() && e.constants.size() < 64)
+        e.constants.push_back(c);
+  }
+  if (e.depth > kMaxRowExprDepth)
+    throw CompileError("an elementwise chain of more than " + std::to_string(kMaxRowExprDepth) + " ops on one value");
+  return std::make_shared<const RowExpr>(std::move(e));
+}
 
 double unary(const std::string& fn, double x) {
   if (fn == "erf") return std::erf(x);
@@ -124,21 +142,17 @@ RowExprPtr rowConcat(const std::vector<RowExprPtr>& parts) {
   return make(std::move(e));
 }
 
-RowExprTraits traitsOf(const RowExpr& e) {
-  RowExprTraits t;
-  if (e.op == RowExpr::Op::Reduce) t.reduces = true;
-  if (e.op == RowExpr::Op::Slice || e.op == RowExpr::Op::Concat) t.slices = true;
-  if (e.op == RowExpr::Op::PosConst) t.positional = true;
-  if (e.isScalar()) t.constants.push_back(e.values[0]);
-  for (const RowExprPtr& a : e.args) {
-    RowExprTraits s = traitsOf(*a);
-    t.reduces |= s.reduces, t.slices |= s.slices, t.positional |= s.positional;
-    t.constants.insert(t.constants.end(), s.constants.begin(), s.constants.end());
-  }
-  return t;
-}
+RowExprTraits traitsOf(const RowExpr& e) { return {e.reduces, e.slices, e.positional, e.constants}; }
 
-std::vector<double> evalRow(const RowExpr& e, const std::vector<double>& x, int64_t pos) {
+namespace {
+
+using Memo = std::unordered_map<const RowExpr*, std::vector<double>>;
+const std::vector<double>& evalMemo(const RowExpr& e, const std::vector<double>& x, int64_t pos, Memo& memo);
+
+std::vector<double> evalNode(const RowExpr& e, const std::vector<double>& x, int64_t pos, Memo& memo) {
+  auto evalRow = [&](const RowExpr& a, const std::vector<double>&, int64_t) -> const std::vector<double>& {
+    return evalMemo(a, x, pos, memo);
+  };
   const size_t n = size_t(e.size());
   std::vector<double> out(n);
   switch (e.op) {
@@ -147,6 +161,7 @@ std::vector<double> evalRow(const RowExpr& e, const std::vector<double>& x, int6
     case RowExpr::Op::Const:
       return e.values;
     case RowExpr::Op::PosConst: {
+      if (e.posRows < 1) return out;
       const int64_t p = std::clamp<int64_t>(pos, 0, e.posRows - 1);
       return std::vector<double>(e.values.begin() + p * int64_t(n), e.values.begin() + (p + 1) * int64_t(n));
     }
@@ -191,6 +206,20 @@ std::vector<double> evalRow(const RowExpr& e, const std::vector<double>& x, int6
     }
   }
   return out;
+}
+
+const std::vector<double>& evalMemo(const RowExpr& e, const std::vector<double>& x, int64_t pos, Memo& memo) {
+  auto it = memo.find(&e);
+  if (it != memo.end()) return it->second;
+  std::vector<double> v = evalNode(e, x, pos, memo);
+  return memo.emplace(&e, std::move(v)).first->second;
+}
+
+}  // namespace
+
+std::vector<double> evalRow(const RowExpr& e, const std::vector<double>& x, int64_t pos) {
+  Memo memo;
+  return evalMemo(e, x, pos, memo);
 }
 
 }  // namespace kime::onnx_import

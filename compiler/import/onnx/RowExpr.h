@@ -35,9 +35,17 @@ struct RowExpr {
   std::string fn;
   int64_t start = 0;  // Slice: features [start, start + width) of each group
 
+  // Known when made (the expression is a DAG: these are never walked again).
+  bool reduces = false, slices = false, positional = false;
+  int64_t depth = 1;
+  std::vector<double> constants;  // the distinct scalar constants it holds
+
   int64_t size() const { return groups * width; }
   bool isScalar() const { return op == Op::Const && values.size() == 1; }
 };
+
+// The deepest expression the importer keeps (a chain past it is refused, not recursed into).
+constexpr int64_t kMaxRowExprDepth = 2000;
 
 RowExprPtr rowSource(int64_t groups, int64_t width);
 RowExprPtr rowScalar(double v);
@@ -50,14 +58,15 @@ RowExprPtr rowReduce(const std::string& fn, RowExprPtr a);
 RowExprPtr rowSlice(RowExprPtr a, int64_t start, int64_t width);
 RowExprPtr rowConcat(const std::vector<RowExprPtr>& parts);
 
-// What the expression holds besides elementwise functions of the row.
+// What the expression holds besides elementwise functions of the row. The makers throw
+// CompileError for an expression deeper than kMaxRowExprDepth.
 struct RowExprTraits {
   bool reduces = false, slices = false, positional = false;
   std::vector<double> constants;  // every scalar constant (a norm's epsilon is one of them)
 };
 RowExprTraits traitsOf(const RowExpr& e);
 
-// The value for the source row `x` of a token at position `pos`.
+// The value for the source row `x` of a token at position `pos` (each node evaluated once).
 std::vector<double> evalRow(const RowExpr& e, const std::vector<double>& x, int64_t pos);
 
 }  // namespace kime::onnx_import

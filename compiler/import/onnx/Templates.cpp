@@ -61,7 +61,8 @@ struct Pointwise {
 std::optional<Pointwise> fitPointwise(const RowExpr& tree, int64_t width) {
   std::vector<double> ts;
   for (int j = 0; j <= 40; ++j) ts.push_back(-6.0 + 12.0 * j / 40);
-  for (double t : {-0.31, 0.07, 0.73, 2.51}) ts.push_back(t);
+  // Far samples too: a clamp (ReLU6, Clip(x, -10, 10)) matches an activation near 0 only.
+  for (double t : {-0.31, 0.07, 0.73, 2.51, -30.0, 30.0, -1e3, 1e3, -1e6, 1e6}) ts.push_back(t);
   std::vector<std::vector<double>> f;
   for (double t : ts) f.push_back(evalRow(tree, std::vector<double>(size_t(width), t), 0));
   const size_t n = ts.size(), features = f[0].size();
@@ -71,14 +72,13 @@ std::optional<Pointwise> fitPointwise(const RowExpr& tree, int64_t width) {
     Pointwise p{fn, std::vector<double>(features), std::vector<double>(features)};
     bool ok = true;
     for (size_t i = 0; i < features && ok; ++i) {
-      double sg = 0, sgg = 0, sf = 0, sgf = 0, peak = 0;
-      for (size_t j = 0; j < n; ++j)
-        sg += g[j], sgg += g[j] * g[j], sf += f[j][i], sgf += g[j] * f[j][i], peak = std::max(peak, std::fabs(f[j][i]));
+      double sg = 0, sgg = 0, sf = 0, sgf = 0;
+      for (size_t j = 0; j < n; ++j) sg += g[j], sgg += g[j] * g[j], sf += f[j][i], sgf += g[j] * f[j][i];
       const double det = double(n) * sgg - sg * sg;
       p.scale[i] = (double(n) * sgf - sg * sf) / det;
       p.shift[i] = (sf - p.scale[i] * sg) / double(n);
       for (size_t j = 0; j < n && ok; ++j)
-        ok = std::fabs(f[j][i] - (p.scale[i] * g[j] + p.shift[i])) <= 1e-5 * (1 + peak);
+        ok = std::fabs(f[j][i] - (p.scale[i] * g[j] + p.shift[i])) <= 1e-5 * (1 + std::fabs(f[j][i]));
     }
     if (ok) return p;
   }

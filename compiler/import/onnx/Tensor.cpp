@@ -12,11 +12,7 @@ namespace kime::onnx_import {
 
 namespace {
 
-size_t countOf(const std::vector<int64_t>& shape) {
-  size_t n = 1;
-  for (int64_t d : shape) n *= size_t(d);
-  return n;
-}
+size_t countOf(const std::vector<int64_t>& shape) { return elementCount(shape); }
 
 // Row-major strides of `shape`.
 std::vector<size_t> stridesOf(const std::vector<int64_t>& shape) {
@@ -123,6 +119,17 @@ Tensor map(const Tensor& a, Tensor::Kind kind, const std::function<double(double
 
 }  // namespace
 
+size_t elementCount(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw CompileError("a tensor of a negative size");
+    if (d != 0 && n > kMaxTensorElements / size_t(d))
+      throw CompileError("a tensor of more than " + std::to_string(kMaxTensorElements) + " elements");
+    n *= size_t(d);
+  }
+  return n;
+}
+
 size_t Tensor::size() const { return countOf(shape); }
 
 bool Tensor::isUniform() const {
@@ -198,6 +205,11 @@ Tensor tensorFromProto(const onnx::TensorProto& p, const std::string& where) {
   for (int64_t d : p.dims()) {
     if (d < 0) throw CompileError(where + ": tensor \"" + p.name() + "\" has a negative size");
     t.shape.push_back(d);
+  }
+  try {
+    (void)elementCount(t.shape);
+  } catch (const CompileError& e) {
+    throw CompileError(where + ": tensor \"" + p.name() + "\": " + e.what());
   }
   if (t.isFloat()) {
     t.f = floatValues(p);
@@ -342,6 +354,11 @@ Tensor constReshape(const Tensor& a, std::vector<int64_t> shape) {
 Tensor constTranspose(const Tensor& a, const std::vector<int64_t>& perm) {
   Tensor out = a;
   const size_t r = a.shape.size();
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t k = 0; k < sorted.size(); ++k)
+    if (sorted.size() != r || sorted[k] != int64_t(k))
+      throw CompileError("a transpose perm that is no permutation of its dims");
   for (size_t k = 0; k < r; ++k) out.shape[k] = a.shape[size_t(perm[k])];
   const std::vector<size_t> in = stridesOf(a.shape);
   const size_t n = a.size();
@@ -383,12 +400,16 @@ Tensor constExpand(const Tensor& a, const std::vector<int64_t>& shape) {
 }
 
 Tensor constConcat(const std::vector<const Tensor*>& parts, int64_t axis) {
+  if (parts.empty()) throw CompileError("a Concat of nothing");
   Tensor out = *parts[0];
   out.f.clear(), out.i.clear();
   out.shape[size_t(axis)] = 0;
   bool anyFloat = false;
   for (const Tensor* p : parts) {
     if (p->shape.size() != out.shape.size()) throw CompileError("Concat of tensors of different ranks");
+    for (size_t d = 0; d < out.shape.size(); ++d)
+      if (int64_t(d) != axis && p->shape[d] != parts[0]->shape[d])
+        throw CompileError("Concat of tensors whose other dims differ");
     out.shape[size_t(axis)] += p->shape[size_t(axis)];
     anyFloat |= p->isFloat();
   }
@@ -408,6 +429,7 @@ Tensor constConcat(const std::vector<const Tensor*>& parts, int64_t axis) {
 }
 
 Tensor constSlice(const Tensor& a, int64_t axis, int64_t start, int64_t end, int64_t step) {
+  if (step == 0) throw CompileError("a slice step of 0");
   std::vector<int64_t> picked;
   for (int64_t k = start; step > 0 ? k < end : k > end; k += step) picked.push_back(k);
   return constGather(a, Tensor::integers(picked, {int64_t(picked.size())}), axis);
@@ -420,6 +442,7 @@ Tensor constGather(const Tensor& a, const Tensor& indices, int64_t axis) {
   out.shape.assign(a.shape.begin(), a.shape.begin() + axis);
   out.shape.insert(out.shape.end(), indices.shape.begin(), indices.shape.end());
   out.shape.insert(out.shape.end(), a.shape.begin() + axis + 1, a.shape.end());
+  (void)elementCount(out.shape);  // refuses a result past the cap before filling it
   const size_t outer = countOf({a.shape.begin(), a.shape.begin() + axis});
   const size_t inner = countOf({a.shape.begin() + axis + 1, a.shape.end()});
   const int64_t extent = a.shape[size_t(axis)];

@@ -13,6 +13,13 @@
 
 namespace kime::onnx_import {
 
+// The most elements a constant may have (4 GiB of floats): a model's largest weight is far
+// below; a shape past it is refused rather than allocated.
+constexpr size_t kMaxTensorElements = size_t(1) << 30;
+// The element count of `shape`; throws CompileError for a negative size or one past
+// kMaxTensorElements.
+size_t elementCount(const std::vector<int64_t>& shape);
+
 struct Tensor {
   // Floating point (f32 arithmetic; `stored` is the precision the model kept it in), integer
   // (any width, as int64) or bool (0 / 1 in `i`).

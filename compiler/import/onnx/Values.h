@@ -77,10 +77,13 @@ struct ActVal {
 
 // q · kᵀ per head over the tokens of a sequence: [.., Lq, Lk], maybe scaled and masked.
 struct ScoresVal {
-  ActVal q, k;  // [.., L, hd] and [.., hd, L] with their head dims
+  ActVal q, k;     // [.., L, hd] and [.., hd, L] with their head dims
+  Layout kLayout;  // the keys' dims as the scores read them ([.., hd, L])
   int64_t heads = 0, kvHeads = 0, headDim = 0;
   double scale = 1;
-  bool masked = false;  // padding keys are pushed to -inf (or far below) before the softmax
+  // What the key mask adds at padding keys (0: not masked), scaled with the scores after it: the
+  // softmax needs it at -1e4 or below.
+  double padding = 0;
   Layout layout;
   bool probabilities = false;  // after the softmax over the keys
 };
