@@ -16,9 +16,9 @@ inline std::vector<std::string> defaultCpuTargets() {
 }
 
 // What --emit prints instead of an artifact: nothing (an artifact), the planned IR per bucket,
-// the plans, each kernel's CPU schedule per target, Halide's lowered kernels, their assembly,
-// or the generated CUDA C++.
-enum class Emit { None, Mlir, Plan, Schedule, Halide, Asm, Cuda };
+// the plans, the manifest (as JSON), each kernel's CPU schedule per target, Halide's lowered
+// kernels, their assembly, or the generated CUDA C++.
+enum class Emit { None, Mlir, Plan, Manifest, Schedule, Halide, Asm, Cuda };
 // --emit's spelling ("" for None); throws CompileError naming the choices for another one.
 Emit parseEmit(const std::string& name);
 

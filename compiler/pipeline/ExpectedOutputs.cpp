@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "kime/manifest_keys.h"
 #include "reference/Reference.h"
 #include "support/Diagnostic.h"
 #include "support/JsonFields.h"
@@ -14,6 +13,11 @@ namespace kime {
 namespace {
 
 using json::Json;
+
+// The file's keys (docs/onnx.md; kime.onnx.expected_outputs writes such files).
+namespace key {
+constexpr const char cases[] = "cases", name[] = "name", batch[] = "batch", logits[] = "logits", act[] = "act";
+}
 
 ExpectedCase parseCase(const Json& c, const std::string& where) {
   json::requireObject(c, where);

@@ -2,20 +2,19 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "artifact/ArtifactReader.h"
 #include "cache/ContentHash.h"
-#include "kime/manifest_keys.h"
 #include "kime/plan.h"
+#include "kime/schema/source_generated.h"
 #include "support/Diagnostic.h"
 #include "support/JsonFields.h"
 
 namespace kime {
 
 namespace {
-
-using OJson = nlohmann::ordered_json;
 
 // A JSON file as canonical JSON (keys sorted, numbers round-tripped): the same document gives the
 // same bytes however it was written.
@@ -31,16 +30,47 @@ nlohmann::json canonical(const std::string& path) {
 
 const char* compilerVersion() { return "kime " KIME_VERSION; }
 
+namespace {
+
+namespace fb = kime::schema;
+
+fb::SourceT sourceOf(const CompileOptions& o) {
+  fb::SourceT t;
+  t.compiler = compilerVersion();
+  t.compiler_build = compilerIdentity();
+  const nlohmann::json graph = canonical(o.graph);
+  t.graph = graph.dump();
+  t.graph_name = graph.is_object() ? graph.value("name", std::string()) : "";
+  t.graph_nodes = graph.is_object() && graph.contains("nodes") ? graph.at("nodes").size() : 0;
+  t.buckets = canonical(o.buckets).dump();
+  t.options = std::make_unique<fb::OptionsT>();
+  fb::OptionsT& x = *t.options;
+  x.targets = o.targets;
+  x.cuda_archs = o.cudaArchs;
+  x.cuda_math = o.cudaMath;
+  x.cpu_precision = o.cpuPrecision;
+  x.prune_rows = o.pruneRows;
+  x.fusion = o.fusion;
+  x.selftest = o.selftest;
+  return t;
+}
+
+// The source section of an artifact, unpacked: std::nullopt where it fails the verifier.
+std::optional<fb::SourceT> readSource(const std::string& bytes) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (!fb::VerifySourceBuffer(verifier)) return std::nullopt;
+  fb::SourceT t;
+  fb::GetSource(bytes.data())->UnPackTo(&t);
+  return t;
+}
+
+}  // namespace
+
 Section sourceSection(const CompileOptions& o) {
-  OJson options = {{key::targets, o.targets},           {key::cudaArchs, o.cudaArchs}, {key::cudaMath, o.cudaMath},
-                   {key::cpuPrecision, o.cpuPrecision}, {key::pruneRows, o.pruneRows}, {key::fusion, o.fusion},
-                   {key::selftest, o.selftest}};
-  OJson j = {{key::compiler, compilerVersion()},
-             {key::compilerBuild, compilerIdentity()},
-             {key::options, options},
-             {key::buckets, canonical(o.buckets)},
-             {key::graph, canonical(o.graph)}};
-  return {KIME_SECTION_SOURCE, j.dump()};
+  const fb::SourceT t = sourceOf(o);
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fb::Source::Pack(fbb, &t), fb::SourceIdentifier());
+  return {KIME_SECTION_SOURCE, std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize())};
 }
 
 RefitInputs readRefitInputs(const CompileOptions& given) {
@@ -48,34 +78,30 @@ RefitInputs readRefitInputs(const CompileOptions& given) {
   const std::vector<Section> old = readArtifact(given.refit, [](const std::string& name) {
     return name.rfind("code.", 0) == 0 || name == KIME_SECTION_SOURCE || name == KIME_SECTION_MANIFEST;
   });
-  const Section* source = findSection(old, KIME_SECTION_SOURCE);
-  if (!source)
+  const Section* section = findSection(old, KIME_SECTION_SOURCE);
+  if (!section)
     throw CompileError(given.refit +
                        ": no source section (it was compiled before kime recorded one): compile it in full");
+  const std::optional<fb::SourceT> source = readSource(section->bytes);
+  if (!source) throw CompileError(given.refit + ": bad source section (FlatBuffers' verifier refused it)");
+  if (source->compiler != compilerVersion())
+    throw CompileError(given.refit + ": compiled by " + source->compiler + ", and this is " + compilerVersion() +
+                       ": its code may differ from this compiler's, so compile it in full");
   RefitInputs r;
-  try {
-    const nlohmann::json j = nlohmann::json::parse(source->bytes);
-    const std::string by = j.at(key::compiler).get<std::string>();
-    if (by != compilerVersion())
-      throw CompileError(given.refit + ": compiled by " + by + ", and this is " + compilerVersion() +
-                         ": its code may differ from this compiler's, so compile it in full");
-    r.dir = std::make_unique<TempDir>();
-    r.options = given;
-    r.options.graph = (r.dir->path() / "graph.json").string();
-    r.options.buckets = (r.dir->path() / "buckets.json").string();
-    json::writeFileAtomic(r.options.graph, j.at(key::graph).dump());
-    json::writeFileAtomic(r.options.buckets, j.at(key::buckets).dump());
-    const nlohmann::json& o = j.at(key::options);
-    r.options.targets = o.at(key::targets).get<std::vector<std::string>>();
-    r.options.cudaArchs = o.at(key::cudaArchs).get<std::vector<std::string>>();
-    r.options.cudaMath = o.at(key::cudaMath).get<std::vector<std::string>>();
-    r.options.cpuPrecision = o.at(key::cpuPrecision).get<std::string>();
-    r.options.pruneRows = o.at(key::pruneRows).get<bool>();
-    r.options.fusion = o.at(key::fusion).get<bool>();
-    r.options.selftest = given.dropSelftest ? 0 : o.at(key::selftest).get<size_t>();
-  } catch (const nlohmann::json::exception& e) {
-    throw CompileError(given.refit + ": bad source section: " + e.what());
-  }
+  r.dir = std::make_unique<TempDir>();
+  r.options = given;
+  r.options.graph = (r.dir->path() / "graph.json").string();
+  r.options.buckets = (r.dir->path() / "buckets.json").string();
+  json::writeFileAtomic(r.options.graph, source->graph);
+  json::writeFileAtomic(r.options.buckets, source->buckets);
+  const fb::OptionsT& o = *source->options;
+  r.options.targets = o.targets;
+  r.options.cudaArchs = o.cuda_archs;
+  r.options.cudaMath = o.cuda_math;
+  r.options.cpuPrecision = o.cpu_precision;
+  r.options.pruneRows = o.prune_rows;
+  r.options.fusion = o.fusion;
+  r.options.selftest = given.dropSelftest ? 0 : size_t(o.selftest);
   for (const Section& s : old)
     if (s.name.rfind("code.", 0) == 0) r.code.push_back(s);
   if (const Section* m = findSection(old, KIME_SECTION_MANIFEST)) r.manifest = m->bytes;
@@ -84,16 +110,16 @@ RefitInputs readRefitInputs(const CompileOptions& given) {
 
 namespace {
 
-// What of the source sections `was` and `now` differs, in words ("" where nothing does).
-std::string sourceDifference(const nlohmann::json& was, const nlohmann::json& now) {
-  static const std::pair<const char*, const char*> parts[] = {{key::graph, "the Graph"},
-                                                              {key::buckets, "the bucket file"},
-                                                              {key::options, "the options"},
-                                                              {key::compiler, "the compiler's version"},
-                                                              {key::compilerBuild, "the compiler's build"}};
+// What of the sources `was` and `now` differs, in words ("" where nothing does).
+std::string sourceDifference(const fb::SourceT& was, const fb::SourceT& now) {
+  const std::pair<bool, const char*> parts[] = {{was.graph != now.graph, "the Graph"},
+                                                {was.buckets != now.buckets, "the bucket file"},
+                                                {!(*was.options == *now.options), "the options"},
+                                                {was.compiler != now.compiler, "the compiler's version"},
+                                                {was.compiler_build != now.compiler_build, "the compiler's build"}};
   std::string out;
-  for (const auto& [k, what] : parts)
-    if (!was.contains(k) || was.at(k) != now.at(k)) out += (out.empty() ? "" : ", ") + std::string(what);
+  for (const auto& [differs, what] : parts)
+    if (differs) out += (out.empty() ? "" : ", ") + std::string(what);
   return out;
 }
 
@@ -108,8 +134,9 @@ bool canUpdateByRefit(const CompileOptions& o, std::ostream& log) {
         readArtifact(o.output, [](const std::string& name) { return name == KIME_SECTION_SOURCE; });
     const Section* source = findSection(old, KIME_SECTION_SOURCE);
     if (!source) return log << full << "it records no source\n", false;
-    const std::string why =
-        sourceDifference(nlohmann::json::parse(source->bytes), nlohmann::json::parse(sourceSection(o).bytes));
+    const std::optional<fb::SourceT> was = readSource(source->bytes);
+    if (!was) return log << full << "its source section is unreadable\n", false;
+    const std::string why = sourceDifference(*was, sourceOf(o));
     if (!why.empty()) return log << full << why << " changed\n", false;
   } catch (const std::exception& e) {  // unreadable: the full compile says what is wrong, or replaces it
     return log << full << e.what() << "\n", false;

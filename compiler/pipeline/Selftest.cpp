@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/ContentHash.h"
-#include "kime/manifest_keys.h"
 #include "kime/plan.h"
+#include "kime/schema/selftest_generated.h"
 #include "kime/tooling/BatchGen.h"
 #include "support/Diagnostic.h"
 #include "support/JsonFields.h"
@@ -24,7 +24,11 @@ OJson batchJson(const tooling::OwnedBatch& b) {
           {kime_plan_input_names[KIME_INPUT_QTYPE], b.qtype}};
 }
 
-OJson toleranceJson(Tolerance t) { return OJson::array({t.abs, t.rel}); }
+namespace fb = kime::schema;
+
+// The reference's outputs as the cache keeps them (JSON, this file's own).
+constexpr const char kLogits[] = "logits";
+constexpr const char kAct[] = "act";
 
 struct Drawn {
   std::string stage;
@@ -48,7 +52,7 @@ std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const 
         ContentHash().add("reference outputs").add(cache.model).add(batchJson(drawn[i].batch.batch).dump()).hex());
     std::optional<std::string> hit = cache.cache ? cache.cache->get(keys.back()) : std::nullopt;
     if (hit) out[i] = OJson::parse(*hit, nullptr, false);
-    const bool whole = hit && out[i].is_object() && out[i].contains(key::logits) && out[i].contains(key::act);
+    const bool whole = hit && out[i].is_object() && out[i].contains(kLogits) && out[i].contains(kAct);
     if (!whole) missing.push_back(i);
   }
   if (missing.empty()) return out;
@@ -66,7 +70,7 @@ std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const 
             throw CompileError("--selftest: reference: " + err->text());
           OJson act = OJson::array();
           for (const auto& a : want.act) act.push_back({a[0], a[1]});
-          all.push_back({{key::logits, want.logits}, {key::act, act}});
+          all.push_back({{kLogits, want.logits}, {kAct, act}});
         }
         return all.dump();
       },
@@ -115,55 +119,72 @@ void checkSelftestCount(const std::vector<Stage>& stages, size_t count) {
                        " buckets, and each needs a batch; ask for at least that many");
 }
 
-static OJson toleranceSection(Tolerance cpu, const OJson& cases) {
-  OJson tolerance = {{kime_arith_names[KIME_ARITH_CPU], toleranceJson(cpu)},
-                     {kime_arith_names[KIME_ARITH_TF32], toleranceJson(kTf32Tolerance)},
-                     {kime_arith_names[KIME_ARITH_F32], toleranceJson(kF32Tolerance)}};
-  return {{key::tolerance, tolerance}, {key::cases, cases}};
+namespace {
+
+std::unique_ptr<fb::CaseT> caseOf(const std::string& stage, size_t bucket, const std::string& name,
+                                  const tooling::OwnedBatch& b, const std::vector<double>& logits,
+                                  const std::vector<std::array<double, 2>>& act) {
+  auto c = std::make_unique<fb::CaseT>();
+  c->stage = stage;
+  c->bucket = uint32_t(bucket);
+  c->name = name;
+  c->ids = b.ids;
+  c->cu = b.cu;
+  c->markers = b.markers;
+  c->mcu = b.mcu;
+  c->qtype = b.qtype;
+  c->logits = logits;
+  for (const auto& a : act) c->act.insert(c->act.end(), a.begin(), a.end());
+  return c;
 }
+
+// The section: the tolerance per arithmetic (plan.h's kime_arith order), then the cases.
+Section sectionOf(Tolerance cpu, std::vector<std::unique_ptr<fb::CaseT>> cases) {
+  fb::SelftestT t;
+  t.tolerance = {fb::Tolerance(cpu.abs, cpu.rel), fb::Tolerance(kTf32Tolerance.abs, kTf32Tolerance.rel),
+                 fb::Tolerance(kF32Tolerance.abs, kF32Tolerance.rel)};
+  static_assert(KIME_ARITH_CPU == 0 && KIME_ARITH_TF32 == 1 && KIME_ARITH_F32 == 2 && KIME_ARITH_COUNT == 3);
+  t.cases = std::move(cases);
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.ForceDefaults(true);  // every field present: tests damage them in place
+  fbb.Finish(fb::Selftest::Pack(fbb, &t), fb::SelftestIdentifier());
+  return {KIME_SECTION_SELFTEST, std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize())};
+}
+
+}  // namespace
 
 Section expectedSelftestSection(const std::vector<ExpectedCase>& cases, const std::vector<Stage>& stages,
                                 Tolerance cpu) {
-  OJson out = OJson::array();
+  std::vector<std::unique_ptr<fb::CaseT>> out;
   for (const ExpectedCase& c : cases) {
     const tooling::OwnedBatch& b = c.batch;
     const size_t seqs = b.cu.empty() ? 0 : b.cu.size() - 1;
     bool held = false;
-    for (const Stage& st : stages)
-      for (size_t i = 0; i < st.buckets.size(); ++i) {
-        if (!st.buckets[i].holds(b.ids.size(), seqs, b.markers.size())) continue;
-        OJson act = OJson::array();
-        for (const auto& a : c.act) act.push_back({a[0], a[1]});
-        out.push_back({{key::stage, st.name},
-                       {key::bucket, i},
-                       {key::name, c.name},
-                       {key::batch, batchJson(c.batch)},
-                       {key::logits, c.logits},
-                       {key::act, act}});
-        held = true;
-        break;
-      }
+    for (const Stage& st : stages)  // in the first bucket of each stage that holds it
+      for (size_t i = 0; i < st.buckets.size(); ++i)
+        if (st.buckets[i].holds(b.ids.size(), seqs, b.markers.size())) {
+          out.push_back(caseOf(st.name, i, c.name, c.batch, c.logits, c.act));
+          held = true;
+          break;
+        }
     if (!held)
       throw CompileError("--selftest-from: case \"" + c.name + "\" (" + std::to_string(b.ids.size()) + " tokens, " +
                          std::to_string(seqs) + " sequences, " + std::to_string(b.markers.size()) +
                          " markers) fits no bucket");
   }
-  return {KIME_SECTION_SELFTEST, toleranceSection(cpu, out).dump()};
+  return sectionOf(cpu, std::move(out));
 }
 
 Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<Stage>& stages, size_t count,
                         Tolerance cpu, const ReferenceCache& cache) {
   const std::vector<Drawn> drawn = draw(g, stages, count);
   const std::vector<OJson> outputs = referenceOutputs(g, ck, drawn, cache);
-  OJson cases = OJson::array();
+  std::vector<std::unique_ptr<fb::CaseT>> cases;
   for (size_t i = 0; i < drawn.size(); ++i)
-    cases.push_back({{key::stage, drawn[i].stage},
-                     {key::bucket, drawn[i].bucket},
-                     {key::name, drawn[i].batch.name},
-                     {key::batch, batchJson(drawn[i].batch.batch)},
-                     {key::logits, outputs[i].at(key::logits)},
-                     {key::act, outputs[i].at(key::act)}});
-  return {KIME_SECTION_SELFTEST, toleranceSection(cpu, cases).dump()};
+    cases.push_back(caseOf(drawn[i].stage, drawn[i].bucket, drawn[i].batch.name, drawn[i].batch.batch,
+                           outputs[i].at(kLogits).get<std::vector<double>>(),
+                           outputs[i].at(kAct).get<std::vector<std::array<double, 2>>>()));
+  return sectionOf(cpu, std::move(cases));
 }
 
 }  // namespace kime

@@ -146,6 +146,9 @@ struct ModelImpl {
 // trusted keys the file is read into memory of its own rather than mapped, so that nothing
 // written to the file after the check can reach the code loaders.
 std::optional<Error> loadArtifact(const std::string& path, ModelImpl& m);
+// Reads the manifest section at `data` into `m` (whose weights section is set), after FlatBuffers'
+// verifier; what is wrong with it, in words, where it is unsound.
+std::optional<std::string> readManifest(const uint8_t* data, size_t size, ModelImpl& m);
 // The same checks on `size` bytes at `data` (KIME_MEMORY_ALIGN aligned), used in place; `name`
 // stands for the file in messages.
 std::optional<Error> loadArtifactMemory(const void* data, size_t size, const std::string& name, ModelImpl& m);

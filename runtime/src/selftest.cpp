@@ -3,16 +3,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 
-#include "kime/manifest_keys.h"
+#include "kime/schema/selftest_generated.h"
 #include "model_impl.h"
 
 namespace kime {
 
 namespace {
-
-using Json = nlohmann::json;
 
 struct Case {
   std::string stage, name;
@@ -30,27 +27,29 @@ struct Section {
   std::vector<Case> cases;
 };
 
-// Throws (nlohmann's errors, or runtime_error naming the problem) where the section is malformed.
+template <typename T>
+std::vector<T> copy(const flatbuffers::Vector<T>& v) {
+  return {v.begin(), v.end()};
+}
+
+// Throws runtime_error naming the problem where the section is unsound.
 Section readSection(const ModelImpl& m) {
   const SectionInfo* s = m.section(KIME_SECTION_SELFTEST);
-  const Json j = Json::parse(reinterpret_cast<const char*>(m.map + s->offset),
-                             reinterpret_cast<const char*>(m.map + s->offset + s->size));
+  flatbuffers::Verifier verifier(m.map + s->offset, s->size, /*max_depth=*/8, /*max_tables=*/uint32_t(1) << 24);
+  if (!schema::VerifySelftestBuffer(verifier))
+    throw std::runtime_error("FlatBuffers' verifier refused it against selftest.fbs (damaged, or of another format)");
+  const schema::Selftest& j = *schema::GetSelftest(m.map + s->offset);
+  if (j.tolerance()->size() != KIME_ARITH_COUNT)
+    throw std::runtime_error(std::to_string(j.tolerance()->size()) + " tolerances for plan.h's " +
+                             std::to_string(KIME_ARITH_COUNT) + " arithmetics");
   Section out;
-  for (const char* arithmetic : kime_arith_names)
-    out.tolerance[arithmetic] = j.at(key::tolerance).at(arithmetic).get<Tol>();
-  for (const Json& c : j.at(key::cases)) {
-    const Json& b = c.at(key::batch);
-    auto input = [&](kime_plan_input i) { return b.at(kime_plan_input_names[i]); };
-    Case k{c.at(key::stage).get<std::string>(),
-           c.at(key::name).get<std::string>(),
-           c.at(key::bucket).get<size_t>(),
-           input(KIME_INPUT_IDS).get<std::vector<uint32_t>>(),
-           input(KIME_INPUT_CU).get<std::vector<uint32_t>>(),
-           input(KIME_INPUT_MARKERS).get<std::vector<uint32_t>>(),
-           input(KIME_INPUT_MCU).get<std::vector<uint32_t>>(),
-           input(KIME_INPUT_QTYPE).get<std::vector<uint8_t>>(),
-           c.at(key::logits).get<std::vector<double>>(),
-           c.at(key::act).get<std::vector<std::array<double, 2>>>()};
+  for (unsigned a = 0; a < KIME_ARITH_COUNT; ++a)
+    out.tolerance[kime_arith_names[a]] = {j.tolerance()->Get(a)->abs(), j.tolerance()->Get(a)->rel()};
+  for (const schema::Case* c : *j.cases()) {
+    Case k{c->stage()->str(),   c->name()->str(), c->bucket(),       copy(*c->ids()),    copy(*c->cu()),
+           copy(*c->markers()), copy(*c->mcu()),  copy(*c->qtype()), copy(*c->logits()), {}};
+    if (c->act()->size() % 2) throw std::runtime_error("case \"" + k.name + "\" has an odd count of act values");
+    for (size_t i = 0; i < c->act()->size(); i += 2) k.act.push_back({c->act()->Get(i), c->act()->Get(i + 1)});
     const StageInfo* stage = nullptr;
     for (const StageInfo& st : m.stages)
       if (st.name == k.stage) stage = &st;

@@ -5,7 +5,8 @@
 // fixed up after the mutation, so that the fuzzer reaches past them. An input whose first byte has
 // bit 1 set is opened with a trusted key (KIME_FUZZ_TRUSTED_KEY, a .pub file: scripts/fuzz.sh signs
 // seeds with its secret half), so that the signature check is fuzzed too. The self-test section is
-// parsed (its batches, outputs and tolerances), not run.
+// parsed (its batches, outputs and tolerances), not run; the source section described. The
+// manifest, self-test and source are FlatBuffers (runtime/schema): their verifiers are fuzzed too.
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cstddef>
@@ -65,6 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] & 2) m.trusted = trusted;
   if (kime::loadArtifact(path, m)) return 0;  // refused, with a message
   (void)kime::checkSelftestSection(m);        // the optional self-test section, parsed, not run
+  (void)kime::describeSource(m);              // the source section, as Model::inspect shows it
   for (const std::string& target : m.sectionsUnder(KIME_SECTION_CPU_CODE)) {
     const kime::SectionInfo* s = m.section(KIME_SECTION_CPU_CODE + target);
     std::string error;

@@ -7,7 +7,7 @@ import lit.formats
 config.name = "kime"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "compare.py", "golden.py", "mutate_selftest.py", "mutate_manifest.py", "help_lines.py", "tamper.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "compare.py", "golden.py", "help_lines.py", "tamper.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kime_obj_root, "test", "lit")
 

@@ -6,7 +6,37 @@ only the signature can tell. In place.
 import struct
 import sys
 
-from mutate_selftest import find_section, replace_section
+MASK = (1 << 64) - 1
+
+
+def checksum(data):
+    """format.h's kime_checksum."""
+    h = 1469598103934665603
+    full = len(data) // 8 * 8
+    for (w,) in struct.iter_unpack("<Q", data[:full]):
+        h = ((h ^ w) * 1099511628211) & MASK
+    for b in data[full:]:
+        h = ((h ^ b) * 1099511628211) & MASK
+    return h
+
+
+def find_section(art, wanted):
+    """The section table entry, offset and size of section `wanted` (bytes) of artifact `art`."""
+    _, _, count, table, _ = struct.unpack_from("<8sIIQQ", art, 0)
+    for i in range(count):
+        entry = table + i * 72
+        name, offset, size, _ = struct.unpack_from("<48sQQQ", art, entry)
+        if name.rstrip(b"\0") == wanted:
+            return entry, offset, size
+    sys.exit("no " + wanted.decode() + " section")
+
+
+def replace_section(path, art, entry, offset, section):
+    """Writes `section` (of the same length) in place of the old one, with its checksum."""
+    art[offset:offset + len(section)] = section
+    struct.pack_into("<Q", art, entry + 64, checksum(bytes(section)))
+    open(path, "wb").write(art)
+
 
 path, what = sys.argv[1], sys.argv[2]
 art = bytearray(open(path, "rb").read())

@@ -54,10 +54,11 @@ static cl::opt<std::string> outPath(cl::cat(kime::tools::toolOptions()), "o",
                                     cl::value_desc("model.kime"));
 static cl::opt<std::string> emit(
     cl::cat(kime::tools::toolOptions()), "emit",
-    cl::desc("print a stage of the pipeline instead: graph (an ONNX model's Graph: -o GRAPH.json, and its checkpoint "
-             "beside it as GRAPH.safetensors), mlir (planned IR per bucket), plan (the plans as JSON), schedule (each "
-             "kernel's CPU schedule per target), halide (lowered kernels), asm (their assembly for the first target), "
-             "cuda (the generated CUDA C++)"),
+    cl::desc(
+        "print a stage of the pipeline instead: graph (an ONNX model's Graph: -o GRAPH.json, and its checkpoint "
+        "beside it as GRAPH.safetensors), mlir (planned IR per bucket), plan (the plans as text), manifest (the "
+        "artifact's manifest as JSON), schedule (each kernel's CPU schedule per target), halide (lowered kernels), "
+        "asm (their assembly for the first target), cuda (the generated CUDA C++)"),
     cl::value_desc("graph|mlir|plan|schedule|halide|asm|cuda"));
 static cl::list<std::string> cudaMath(cl::cat(kime::tools::toolOptions()), "cuda-math",
                                       cl::desc("PTX for these linear-layer arithmetics: tf32 (tensor cores), f32 "

@@ -5,8 +5,9 @@
  * PlanAbi checks that the kernels each backend builds agree with it. C-compatible, no
  * dependencies.
  *
- * The manifest (section KIME_SECTION_MANIFEST, JSON) holds, per bucket, the plan: kernel calls
- * in order, each with its arguments in the order of its class's slots below. An argument is an
+ * The manifest (section KIME_SECTION_MANIFEST, runtime/schema/manifest.fbs) holds, per bucket,
+ * the plan: kernel calls in order, each with its arguments in the order of its class's slots
+ * below. An argument is an
  * arena range, a packed weight, or one of the plan inputs, with a row count that is static or
  * one of the batch's counts (kime_row_symbol) and an element type (kime_dtype). */
 #ifndef KIME_PLAN_H
@@ -22,22 +23,24 @@ extern "C" {
 /* The artifact format's version: the header's and the manifest's. 2: the names of this header
  * (kernel classes, inputs, row counts, dtypes by name as below). 3: the generic classes (gather,
  * eltwise, rope), the markers and mcu inputs, a SwiGLU's biases apart, the gather limits. 4: the
- * pool class; eltwise programs as words ("x in1 mul silu"). */
-#define KIME_FORMAT_VERSION 4u
+ * pool class; eltwise programs as words ("x in1 mul silu"). 5: the manifest, self-test and
+ * source sections as FlatBuffers, by the schemas in runtime/schema (until 4: JSON). */
+#define KIME_FORMAT_VERSION 5u
 
 /* Section names: the manifest, the packed weights, and the code: "code.cpu.<target>" (target:
  * kime_cpu_target_names) and "code.ptx.<math>.<arch>" (math: kime_cuda_math_names, arch: sm_80,
- * ...). The manifest's and the self-test's keys are in manifest_keys.h. */
+ * ...). The manifest's, the self-test's and the source's fields are their schemas'
+ * (runtime/schema/). */
 #define KIME_SECTION_MANIFEST "manifest"
 #define KIME_SECTION_WEIGHTS_CPU "weights.cpu"
 #define KIME_SECTION_CPU_CODE "code.cpu."
 #define KIME_SECTION_PTX_CODE "code.ptx."
-/* What the artifact was compiled from (JSON: the compiler's version, the Graph, the bucket file,
+/* What the artifact was compiled from (source.fbs: the compiler's version, the Graph, the bucket file,
  * the options that shape its bytes), for kime-compile --refit and --inspect; the runtime runs
  * nothing of it. */
 #define KIME_SECTION_SOURCE "source"
-/* Optional (kime-compile --selftest N): batches and the f64 reference's outputs, JSON; read only
- * by kime_model_selftest. */
+/* Optional (kime-compile --selftest N): batches and the f64 reference's outputs (selftest.fbs);
+ * read only by kime_model_selftest. */
 #define KIME_SECTION_SELFTEST "selftest"
 /* Optional (kime-compile --sign KEY, kime-sign): who built the artifact, as an Ed25519 signature
  * over everything else in it (format.h's kime_signature_header); checked when the runtime is
