@@ -15,6 +15,7 @@
 #include "kime/Shapes/Eltwise.h"
 #include "kime/Shapes/KimeShapes.h"
 #include "kime/batch.h"
+#include "kime/gather_limits.h"
 
 namespace kime {
 

@@ -10,6 +10,7 @@
 
 #include "kime/container.h"
 #include "kime/format.h"
+#include "kime/gather_limits.h"
 #include "kime/plan.h"
 #include "kime/runtime.h"
 #include "kime/signature.h"

@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "kime/plan.h"
-
 namespace kime {
 
 // A read-only view of `size` elements at `data` (C++17 has no std::span).
@@ -97,21 +95,6 @@ struct Error {
 // limit). Returns the first problem as an `ErrorKind::Batch` error, or nothing when the batch
 // is sound.
 [[nodiscard]] std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types, size_t maxLen = 0);
-
-// A gather of a model whose index comes from the batch (token ids, types, positions, cu, mcu
-// or markers: plan.h's KIME_INPUT_IDS, _QTYPE, _TOKPOS, _CU, _MCU, _MARKERS) into a table of
-// `rows` rows, where the batch checks above do not already keep the index inside it. `where`
-// names the node, `table` the table, as the reference evaluator's message does.
-struct GatherLimit {
-  kime_plan_input index = KIME_INPUT_IDS;
-  size_t rows = 0;
-  std::string where, table;
-};
-
-// The first gather of `limits` (in their order, the graph's) that some index value of `b` passes,
-// as an `ErrorKind::Batch` error: "node 4 (gather_rows "x"): row 9 is past the 8 rows of "t"".
-// `b` must have passed checkBatch.
-[[nodiscard]] std::optional<Error> checkGatherLimits(const Batch& b, const std::vector<GatherLimit>& limits);
 
 // What a batch produces: one logit per marker, one act pair per sequence, in batch order.
 // Reused across batches, so once it has grown it does not allocate.

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "TestBatch.h"
-#include "kime/batch.h"
+#include "kime/gather_limits.h"
 
 namespace kime {
 namespace {
