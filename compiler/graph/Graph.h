@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "kime/Shapes/Eltwise.h"
-#include "kime/Shapes/KimeShapes.h"
 #include "kime/batch.h"
+#include "kime/core/Eltwise.h"
+#include "kime/core/Shapes.h"
 #include "kime/gather_limits.h"
 
 namespace kime {

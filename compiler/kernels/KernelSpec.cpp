@@ -9,19 +9,6 @@
 
 namespace kime {
 
-const char* nameOf(NormKind n) {
-  static const char* const names[] = {"none", "rms", "layer"};
-  return names[int(n)];
-}
-const char* nameOf(ActKind a) {
-  static const char* const names[] = {"none", "gelu", "swiglu"};
-  return names[int(a)];
-}
-const char* nameOf(RowsKind r) {
-  static const char* const names[] = {"", "markers", "first"};
-  return names[int(r)];
-}
-
 int64_t ropePairGroup(const KernelSpec& s) { return s.ropeInterleaved ? kRopePairGroup : s.out / s.ropeHeads; }
 
 namespace {
@@ -33,11 +20,11 @@ bool hasSlot(const KernelSpec& s, const std::string& name) {
   if (name == "norm_weight") return s.norm != NormKind::none;
   if (name == "norm_bias") return s.norm == NormKind::layer;
   if (name == "bias") return s.bias;
-  if (name == "weight_up") return s.act == ActKind::swiglu;
-  if (name == "bias_up") return s.act == ActKind::swiglu && s.biasUp;
-  if (name == "weight_scale") return s.int8;
-  if (name == "weight_up_scale") return s.int8 && s.act == ActKind::swiglu;
-  if (name == "tok_scale" || name == "x_scale") return s.int8;
+  if (name == "weight_up") return s.act == Activation::swiglu;
+  if (name == "bias_up") return s.act == Activation::swiglu && s.biasUp;
+  if (name == "weight_scale") return s.int8();
+  if (name == "weight_up_scale") return s.int8() && s.act == Activation::swiglu;
+  if (name == "tok_scale" || name == "x_scale") return s.int8();
   if (name == "tokpos" || name == "rope_cos" || name == "rope_sin") return s.ropeHeads > 0;
   if (name == "residual") return s.residual;
   if (name == "index") return s.kind == KIME_CLASS_GATHER && !s.indexU8;
@@ -79,10 +66,11 @@ std::string KernelSpec::describe() const {
   s.precision(17);
   s << className(kind) << "|norm=" << nameOf(norm) << "|eps=" << eps << "|act=" << nameOf(act) << "|bias=" << bias
     << (biasUp ? ",up" : "") << "|res=" << residual << "|panel=" << panel << (weightRows ? "|rows-weight" : "")
-    << (bf16 ? "|bf16" : "") << (int8 ? "|int8" : "") << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << ","
-    << ropeTheta << "," << ropeRows << (ropeInterleaved ? ",interleaved" : "") << "|pos=" << learnedPos
-    << (typeTable ? "" : "|no-type") << "|heads=" << heads << "," << kvHeads << "|scale=" << scale << "|len=" << maxLen
-    << "|rows=" << nameOf(rows)
+    << (arith == Arithmetic::f32 ? "" : "|") << (arith == Arithmetic::f32 ? "" : nameOf(arith))
+    << (fewRows ? "|few" : "") << "|rope=" << ropeHeads << "," << ropeTheta << "," << ropeRows
+    << (ropeInterleaved ? ",interleaved" : "") << "|pos=" << learnedPos << (typeTable ? "" : "|no-type")
+    << "|heads=" << heads << "," << kvHeads << "|scale=" << scale << "|len=" << maxLen
+    << "|rows=" << (rows == HeadRows::none ? "" : nameOf(rows))
     << "|of=" << (rowSym == KIME_ROWS_STATIC ? std::to_string(staticRows) : kime_row_symbol_names[rowSym])
     << (indexU8 ? "|u8" : "") << (program.empty() ? "" : "|program=" + program.text()) << (vector ? "|vector" : "")
     << "|w=" << in << "," << out << "," << kvWidth;

@@ -8,7 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "kime/Shapes/Eltwise.h"
+#include "kime/core/Eltwise.h"
+#include "kime/core/KernelChoices.h"
 #include "kime/plan.h"
 
 namespace kime {
@@ -34,14 +35,6 @@ inline int64_t ropeColumnSource(int64_t p, int64_t hd) {
   return p / hd * hd + second * half + g * (kRopePairGroup / 2) + p % (kRopePairGroup / 2);
 }
 
-// A kernel's norm of its input rows, a linear's activation, the rows a head reads.
-enum class NormKind { none, rms, layer };
-enum class ActKind { none, gelu, swiglu };
-enum class RowsKind { none, markers, first };  // none: not a head
-const char* nameOf(NormKind n);
-const char* nameOf(ActKind a);
-const char* nameOf(RowsKind r);
-
 // The static choices of one kernel. Two kernels with equal specs are the same code.
 struct KernelSpec {
   kime_kernel_class kind = KIME_CLASS_EMBED;
@@ -49,7 +42,7 @@ struct KernelSpec {
   NormKind norm = NormKind::none;
   double eps = 0;
   // linear (a SwiGLU's gate bias is `bias`, its up-projection's `biasUp`)
-  ActKind act = ActKind::none;
+  Activation act = Activation::none;
   bool bias = false, biasUp = false, residual = false;
   // The weight layout: 0, transposed ([in, out], out fastest); P, panels of P output columns,
   // each [in, P] and contiguous, so that a sweep over k reads one stream per panel.
@@ -57,17 +50,15 @@ struct KernelSpec {
   // The weight is a value computed from weights (a Graph's static subgraph), read as it is in
   // the arena, [out, in] (in fastest): no panels, no bf16, no RoPE interleaving.
   bool weightRows = false;
-  // bf16 (opt-in, AVX512-BF16): the panels hold bf16 pairs of k, [out / P * in / 2, P * 2], and
-  // each pair of inputs is rounded to bf16 for one dot-product instruction (vdpbf16ps); the sums
-  // and everything after them stay f32.
-  bool bf16 = false;
-  // int8 (opt-in, AVX512-VNNI: compiler/quant/Int8.h): the panels hold int8 quads of k,
-  // [out / P * in / 4, P * 4], with each column's scale and row sum beside them ("weight_scale",
-  // [2, out] f32); each row of inputs is quantized in the kernel's prologue, the sums are int32
-  // (vpdpbusd reads the inputs + 128 as u8; the row sums take the 128 back out), and everything
-  // after the scales stays f32. embed, gather: the token table is int8 rows with a scale a row
-  // ("tok_scale", "x_scale": [rows] f32), each gathered row read back to f32.
-  bool int8 = false;
+  // linear: its arithmetic (KernelChoices.h). bf16 (opt-in, AVX512-BF16): the panels hold bf16
+  // pairs of k, [out / P * in / 2, P * 2], and each pair of inputs is rounded to bf16 for one
+  // dot-product instruction (vdpbf16ps); the sums and everything after them stay f32. int8
+  // (opt-in: compiler/quant/Int8.h): the panels hold int8 quads of k, [out / P * in / 4, P * 4],
+  // with each column's scale and row sum beside them ("weight_scale", [2, out] f32); each row of
+  // inputs is quantized in the kernel's prologue, the sums are int32, and everything after the
+  // scales stays f32. embed, gather: int8 is the token table's storage, int8 rows with a scale a
+  // row ("tok_scale", "x_scale": [rows] f32), each gathered row read back to f32.
+  Arithmetic arith = Arithmetic::f32;
   // The bucket allows this linear at most kFewRows rows (its tokens, or its output rows): the
   // CPU register blocks then favour sweeping the weights, streamed from memory, fewest times.
   bool fewRows = false;
@@ -85,14 +76,14 @@ struct KernelSpec {
   double scale = 0;
   int64_t maxLen = 0;  // the bucket's token bound: the longest possible sequence
   // head: the rows it reads
-  RowsKind rows = RowsKind::none;
+  HeadRows rows = HeadRows::none;
   // The output's rows: the tokens, kime-prune-rows' output rows (R = S + M), the sequences
   // (S, or S+1), the markers, or a static count (`staticRows`: a value computed from weights).
   kime_row_symbol rowSym = KIME_ROWS_T;
   int64_t staticRows = 0;
   // gather: the index is qtype (u8) rather than an int32 array
   bool indexU8 = false;
-  // eltwise: its program (Shapes/Eltwise.h; a linear's: its epilogue), and whether its values
+  // eltwise: its program (kime/core/Eltwise.h; a linear's: its epilogue), and whether its values
   // are vectors ([N])
   eltwise::Program program;
   bool vector = false;
@@ -101,11 +92,13 @@ struct KernelSpec {
   int64_t in = 0, out = 0, kvWidth = 0;
 
   bool outputRows() const { return rowSym == KIME_ROWS_R; }
+  bool bf16() const { return arith == Arithmetic::bf16; }
+  bool int8() const { return arith == Arithmetic::int8; }
 
   // Every field above: equal specs are one kernel (KernelRegistry), so a field left out here
   // would merge kernels that differ.
   auto fields() const {
-    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, weightRows, bf16, int8, fewRows, ropeHeads,
+    return std::tie(kind, norm, eps, act, bias, biasUp, residual, panel, weightRows, arith, fewRows, ropeHeads,
                     ropeInterleaved, ropeTheta, ropeRows, typeTable, learnedPos, heads, kvHeads, scale, maxLen, rows,
                     rowSym, staticRows, indexU8, program, vector, in, out, kvWidth);
   }

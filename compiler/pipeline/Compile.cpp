@@ -229,7 +229,7 @@ Emit parseEmit(const std::string& name) {
 
 void applyDefaultTargets(CompileOptions& o, bool defaultArchs) {
   if (o.targets.empty()) o.targets = precisionTargets(o.cpuPrecision).byDefault;
-  if (defaultArchs && o.cpuPrecision == "f32" && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
+  if (defaultArchs && o.cpuPrecision == Arithmetic::f32 && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
 }
 
 void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& log) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kime/core/KernelChoices.h"
 #include "kime/plan.h"
 
 namespace kime {
@@ -32,9 +33,10 @@ struct CompileOptions {
   bool verify = false;
   bool pruneRows = true;  // kime-prune-rows: the last layer only for the heads' rows
   bool fusion = true;     // kime-fuse's fused patterns (off: to measure what they save)
-  // f32, or bf16 (opt-in): the linears' weights in bf16 and their inputs rounded to bf16, for
-  // AVX512-BF16 dot products; needs the target x86-64-avx512bf16 alone and no CUDA code
-  std::string cpuPrecision = "f32";
+  // The CPU linears' arithmetic (--cpu-precision): f32, or the opt-ins bf16 (weights in bf16,
+  // inputs rounded to bf16 for AVX512-BF16 dot products; the target x86-64-avx512bf16 alone) and
+  // int8 (compiler/quant/Int8.h; its own targets); neither with CUDA code (Precision.h).
+  Arithmetic cpuPrecision = Arithmetic::f32;
   int jobs = 1;
   size_t selftest = 0;  // batches in the self-test section (0: no section)
   // Or a framework's outputs (ExpectedOutputs.h) as the self-test: checked against the reference,

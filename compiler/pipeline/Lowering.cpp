@@ -4,6 +4,7 @@
 
 #include "import/GraphImport.h"
 #include "kime/Transforms/Passes.h"
+#include "kime/core/LinearArithmetic.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "support/Diagnostic.h"
@@ -29,7 +30,7 @@ std::string KernelRegistry::name(int64_t i) const {
   return "k" + std::to_string(i) + "_" + className(specs[size_t(i)].kind);
 }
 
-static_assert(kWeightPanel == mlir::kime::kLinearPanelColumns,
+static_assert(kWeightPanel == kLinearPanelColumns,
               "kime-fuse gives bf16 to the linears whose widths make whole weight panels");
 
 namespace {
@@ -239,27 +240,29 @@ class StepBuilder {
   // A gather's table or matrix, and the index of each output row.
   void gather(KernelOp k, KernelSpec& s, SlotArgs& args) {
     // arith(int8): a token table's int8 rows (the verifier allows it on gather(rows) of a weight).
-    s.int8 = k.getArith() == mlir::kime::Arithmetic::int8;
-    input(k, s, args, s.int8 ? WeightLayout::int8Rows() : WeightLayout::rows());
-    if (s.int8) args.set("x_scale", weight(k, KernelRole::x, WeightLayout::int8RowScales()));
+    s.arith = k.getArith().value_or(Arithmetic::f32);
+    input(k, s, args, s.int8() ? WeightLayout::int8Rows() : WeightLayout::rows());
+    if (s.int8()) args.set("x_scale", weight(k, KernelRole::x, WeightLayout::int8RowScales()));
     const bool picked = hasOutputRows(k.getX());
     switch (*k.getGather()) {
-      case mlir::kime::GatherKind::rows: {
+      case GatherKind::rows: {
         PlanArg index = indexArg(k.getIndex(), s, k.getNode().str());
         args.set(s.indexU8 ? "index_u8" : "index", index);
         break;
       }
-      case mlir::kime::GatherKind::seqs:
+      case GatherKind::seqs:
         args.set("index", tokens(KIME_INPUT_TOKSEQ));
         break;
-      case mlir::kime::GatherKind::first:
+      case GatherKind::first:
         args.set("index", inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs,
                                    KIME_DTYPE_I32));
         break;
-      case mlir::kime::GatherKind::markers:
+      case GatherKind::markers:
         args.set("index", inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M,
                                    b_.markers, KIME_DTYPE_I32));
         break;
+      case GatherKind::none:
+        throw CompileError("internal: gather kernel \"" + k.getNode().str() + "\" without its gather(...)");
     }
   }
 
@@ -290,7 +293,7 @@ class StepBuilder {
   // The weights of the norm in front of the input rows, if any.
   void norm(KernelOp k, KernelSpec& s, SlotArgs& args) {
     if (!k.getNorm()) return;
-    s.norm = *k.getNorm() == mlir::kime::NormKind::rms ? NormKind::rms : NormKind::layer;
+    s.norm = *k.getNorm();
     s.eps = k.getEpsAttr().getValueAsDouble();
     args.set("norm_weight", weight(k, KernelRole::norm_weight, WeightLayout::rows()));
     if (k.getNormBias()) args.set("norm_bias", weight(k, KernelRole::norm_bias, WeightLayout::rows()));
@@ -299,9 +302,9 @@ class StepBuilder {
   void embed(KernelOp k, KernelSpec& s, SlotArgs& args) {
     args.set("ids", inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32));
     args.set("tokpos", tokens(KIME_INPUT_TOKPOS));
-    s.int8 = k.getArith() == mlir::kime::Arithmetic::int8;
-    args.set("tok", weight(k, KernelRole::tok_table, s.int8 ? WeightLayout::int8Rows() : WeightLayout::rows()));
-    if (s.int8) args.set("tok_scale", weight(k, KernelRole::tok_table, WeightLayout::int8RowScales()));
+    s.arith = k.getArith().value_or(Arithmetic::f32);
+    args.set("tok", weight(k, KernelRole::tok_table, s.int8() ? WeightLayout::int8Rows() : WeightLayout::rows()));
+    if (s.int8()) args.set("tok_scale", weight(k, KernelRole::tok_table, WeightLayout::int8RowScales()));
     s.typeTable = bool(k.getTypeTable());
     if (s.typeTable) {
       args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
@@ -315,14 +318,13 @@ class StepBuilder {
   // Returns the matmul FLOPs per row of output.
   double linear(KernelOp k, KernelSpec& s, SlotArgs& args) {
     input(k, s, args);  // normed by a norm kernel when a norm is in front
-    if (k.getAct()) s.act = *k.getAct() == mlir::kime::Activation::gelu ? ActKind::gelu : ActKind::swiglu;
+    s.act = k.getAct().value_or(Activation::none);
     s.weightRows = !k.getWeight().getDefiningOp<WeightOp>();
     s.panel = s.out % kWeightPanel == 0 && !s.weightRows ? kWeightPanel : 0;
-    s.bf16 = k.getArith() == mlir::kime::Arithmetic::bf16;
-    s.int8 = k.getArith() == mlir::kime::Arithmetic::int8;
-    if (s.bf16 && !(s.panel && s.in % 2 == 0))
+    s.arith = k.getArith().value_or(Arithmetic::f32);
+    if (s.bf16() && !(s.panel && s.in % 2 == 0))
       throw CompileError("internal: bf16 linear \"" + k.getNode().str() + "\" of widths that make no pairs in panels");
-    if (s.int8 && !(s.panel && s.in % 4 == 0))
+    if (s.int8() && !(s.panel && s.in % 4 == 0))
       throw CompileError("internal: int8 linear \"" + k.getNode().str() + "\" of widths that make no quads in panels");
     s.ropeHeads = k.getRopeHeads().value_or(0);
     const int64_t hd = s.ropeHeads ? s.out / s.ropeHeads : 0;
@@ -330,8 +332,8 @@ class StepBuilder {
     // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
     const int64_t ropeHead = s.ropeInterleaved ? hd : 0;
     const WeightLayout layout = s.weightRows ? WeightLayout::rows()
-                                : s.int8     ? WeightLayout::int8Panels(ropeHead)
-                                : s.panel    ? WeightLayout::panels(s.bf16, ropeHead)
+                                : s.int8()   ? WeightLayout::int8Panels(ropeHead)
+                                : s.panel    ? WeightLayout::panels(s.bf16(), ropeHead)
                                              : WeightLayout::transposed(ropeHead);
     args.set("weight", weight(k, KernelRole::weight, layout));
     s.bias = bool(k.getBias());
@@ -339,7 +341,7 @@ class StepBuilder {
     if (k.getWeightUp()) args.set("weight_up", weight(k, KernelRole::weight_up, layout));
     s.biasUp = bool(k.getBiasUp());
     if (s.biasUp) args.set("bias_up", weight(k, KernelRole::bias_up, WeightLayout::rows(ropeHead)));
-    if (s.int8) {
+    if (s.int8()) {
       args.set("weight_scale", weight(k, KernelRole::weight, WeightLayout::int8Scales(ropeHead)));
       if (k.getWeightUp())
         args.set("weight_up_scale", weight(k, KernelRole::weight_up, WeightLayout::int8Scales(ropeHead)));
@@ -356,7 +358,7 @@ class StepBuilder {
     program(k, s, args);
     // A few-row bucket's linear (the registry keeps it apart only where codegen says its code differs).
     s.fewRows = rowBound(s, b_.tokens, b_.seqs, b_.markers) <= kFewRows;
-    return 2.0 * double(s.in) * double(s.out) * (s.act == ActKind::swiglu ? 2 : 1);
+    return 2.0 * double(s.in) * double(s.out) * (s.act == Activation::swiglu ? 2 : 1);
   }
 
   // Returns the FLOPs per (query, key) pair: q.k and p.v.
@@ -380,9 +382,9 @@ class StepBuilder {
   double head(KernelOp k, KernelSpec& s, SlotArgs& args) {
     input(k, s, args);
     norm(k, s, args);
-    s.rows = *k.getRows() == mlir::kime::HeadRows::markers ? RowsKind::markers : RowsKind::first;
+    s.rows = *k.getRows();
     const bool picked = hasOutputRows(k.getX());
-    args.set("rows", s.rows == RowsKind::markers
+    args.set("rows", s.rows == HeadRows::markers
                          ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M,
                                     b_.markers, KIME_DTYPE_I32)
                          : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs,

@@ -23,7 +23,10 @@ struct PrecisionTargets {
   std::vector<std::string> all() const;
   bool has(const std::string& t) const;
 };
-PrecisionTargets precisionTargets(const std::string& precision);
+PrecisionTargets precisionTargets(Arithmetic precision);
+
+// --cpu-precision's value by name; throws CompileError naming the choices for any other name.
+Arithmetic parseCpuPrecision(const std::string& name);
 
 // bf16 and int8 linears are opt-ins: the weights section is shared by every code section, so
 // only their own targets' kernels can read it, and no CUDA code. Throws CompileError naming the

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "Precision.h"
 #include "artifact/ArtifactReader.h"
 #include "cache/ContentHash.h"
 #include "kime/plan.h"
@@ -48,7 +49,7 @@ fb::SourceT sourceOf(const CompileOptions& o) {
   x.targets = o.targets;
   x.cuda_archs = o.cudaArchs;
   x.cuda_math = o.cudaMath;
-  x.cpu_precision = o.cpuPrecision;
+  x.cpu_precision = nameOf(o.cpuPrecision);
   x.prune_rows = o.pruneRows;
   x.fusion = o.fusion;
   x.selftest = o.selftest;
@@ -98,7 +99,7 @@ RefitInputs readRefitInputs(const CompileOptions& given) {
   r.options.targets = o.targets;
   r.options.cudaArchs = o.cuda_archs;
   r.options.cudaMath = o.cuda_math;
-  r.options.cpuPrecision = o.cpu_precision;
+  r.options.cpuPrecision = parseCpuPrecision(o.cpu_precision);
   r.options.pruneRows = o.prune_rows;
   r.options.fusion = o.fusion;
   r.options.selftest = given.dropSelftest ? 0 : size_t(o.selftest);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kime/Transforms/LinearArithmetic.h"
+#include "kime/core/LinearArithmetic.h"
 
 namespace kime::int8 {
 
@@ -46,6 +46,6 @@ float quantizeRow(const float* x, size_t n, int8_t* q) {
   return scale;
 }
 
-bool takesInt8(size_t out, size_t in) { return mlir::kime::takesInt8(int64_t(out), int64_t(in)); }
+bool takesInt8(size_t out, size_t in) { return ::kime::takesInt8(int64_t(out), int64_t(in)); }
 
 }  // namespace kime::int8

@@ -35,7 +35,7 @@ QuantizedWeight quantizeWeight(const float* w, size_t out, size_t in);
 // are all 0).
 float quantizeRow(const float* x, size_t n, int8_t* q);
 
-// Whether a linear of these widths gets int8: kime-fuse's rule (kime/Transforms/LinearArithmetic.h).
+// Whether a linear of these widths gets int8: kime-fuse's rule (kime/core/LinearArithmetic.h).
 bool takesInt8(size_t out, size_t in);
 
 }  // namespace kime::int8

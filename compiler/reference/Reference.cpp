@@ -529,13 +529,13 @@ Int8Tables quantizeTokenTables(const Graph& g, const Checkpoint& ck) {
 struct RefSession::State {
   State(const Graph& graph, const RefWeights& weights)
       : g(graph), w(weights), packed(packLinearWeights(g, w, nullptr)) {}
-  State(const Graph& graph, const Checkpoint& ck, RefLinears linears)
+  State(const Graph& graph, const Checkpoint& ck, Arithmetic linears)
       : g(graph),
         owned(widenUnpacked(g, ck)),
         w(owned),
         packed(packLinearWeights(g, w, &ck)),
-        int8(linears == RefLinears::Int8 ? quantizeLinearWeights(g, ck) : Int8Weights{}),
-        int8Tables(linears == RefLinears::Int8 ? quantizeTokenTables(g, ck) : Int8Tables{}) {}
+        int8(linears == Arithmetic::int8 ? quantizeLinearWeights(g, ck) : Int8Weights{}),
+        int8Tables(linears == Arithmetic::int8 ? quantizeTokenTables(g, ck) : Int8Tables{}) {}
 
   const Graph& g;
   RefWeights owned;  // a checkpoint's session: its weights but those only linears read
@@ -548,7 +548,7 @@ struct RefSession::State {
 
 RefSession::RefSession(const Graph& g, const RefWeights& w) : state_(new State(g, w)) {}
 
-RefSession::RefSession(const Graph& g, const Checkpoint& ck, RefLinears linears) : state_(new State(g, ck, linears)) {}
+RefSession::RefSession(const Graph& g, const Checkpoint& ck, Arithmetic linears) : state_(new State(g, ck, linears)) {}
 RefSession::~RefSession() = default;
 
 std::optional<Error> RefSession::evaluate(const Batch& batch, RefOutputs& out) {

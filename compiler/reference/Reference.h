@@ -18,6 +18,7 @@
 #include "checkpoint/Safetensors.h"
 #include "graph/Graph.h"
 #include "kime/batch.h"
+#include "kime/core/KernelChoices.h"
 
 namespace kime {
 
@@ -39,10 +40,6 @@ RefWeights loadRefWeights(const Graph& g, const Checkpoint& c);
 [[nodiscard]] std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch,
                                                      RefOutputs& out);
 
-// The linears' arithmetic: exact (f64), or int8's (quantized weights and rows, int32 sums, and
-// the token tables' rows read back from int8).
-enum class RefLinears { Exact, Int8 };
-
 // evaluateReference for many batches of one model: the weights that linears read are repacked
 // once (DenseF64.h), and the storage of one batch's intermediates serves the next. `g` and `w`
 // must outlive it. One batch at a time (each evaluation runs on the machine's threads).
@@ -51,10 +48,11 @@ class RefSession {
   RefSession(const Graph& g, const RefWeights& w);
   // On a checkpoint's weights (checked against `g`, CompileError): a weight that only linears
   // read is widened straight into its packed form, with no f64 copy of it kept. `ck` need only
-  // outlive the constructor. With RefLinears::Int8, the linears that take int8 compute as the
-  // int8 kernels do (quant/Int8.h), and a token table gathered by the ids is read as its int8
-  // rows give it back (LinearArithmetic.h): what --cpu-precision int8 costs in accuracy, measured.
-  RefSession(const Graph& g, const Checkpoint& ck, RefLinears linears = RefLinears::Exact);
+  // outlive the constructor. `linears` is the arithmetic the compiled linears use: with int8, the linears that take
+  // int8 compute as the int8 kernels do (quant/Int8.h), and a token table gathered by the ids is read as its int8 rows
+  // give it back (LinearArithmetic.h): what --cpu-precision int8 costs in accuracy, measured. f32 and bf16 are computed
+  // exactly (f64; bf16's rounding is what its tolerance allows for).
+  RefSession(const Graph& g, const Checkpoint& ck, Arithmetic linears = Arithmetic::f32);
   ~RefSession();
   [[nodiscard]] std::optional<Error> evaluate(const Batch& batch, RefOutputs& out);
 

@@ -13,6 +13,7 @@
 #include "graph/Graph.h"
 #include "pipeline/Compile.h"
 #include "pipeline/OnnxInput.h"
+#include "pipeline/Precision.h"
 #include "reference/Reference.h"
 #include "support/JsonFields.h"
 #include "support/Process.h"
@@ -60,7 +61,8 @@ py::object compile(const std::string& graph, std::optional<std::string> weights,
   o.targets = targets;
   o.cudaArchs = cudaArchs.value_or(std::vector<std::string>{});
   if (!cudaMath.empty()) o.cudaMath = cudaMath;
-  o.cpuPrecision = cpuPrecision, o.selftest = selftest, o.verify = verify, o.jobs = jobs, o.fusion = fusion;
+  compileStep([&](std::ostream&) { o.cpuPrecision = parseCpuPrecision(cpuPrecision); });
+  o.selftest = selftest, o.verify = verify, o.jobs = jobs, o.fusion = fusion;
   o.selftestFrom = selftestFrom;
   applyDefaultTargets(o, !cudaArchs);
   std::unique_ptr<TempDir> dir;

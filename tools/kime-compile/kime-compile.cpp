@@ -11,6 +11,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "pipeline/Compile.h"
 #include "pipeline/OnnxInput.h"
+#include "pipeline/Precision.h"
 #include "support/JsonFields.h"
 
 namespace cl = llvm::cl;
@@ -149,13 +150,14 @@ static void checkInputs() {
 
 int main(int argc, char** argv) {
   kime::tools::parseToolOptions(argc, argv, "kime ahead-of-time graph compiler\n");
+  kime::CompileOptions o;
   try {
     checkInputs();
+    o.cpuPrecision = kime::parseCpuPrecision(cpuPrecision);
   } catch (const std::exception& e) {
     std::cerr << "kime-compile: error: " << e.what() << "\n";
     return 2;
   }
-  kime::CompileOptions o;
   std::unique_ptr<kime::ImportedOnnx> onnx;
   if (kime::isOnnxPath(graphPath)) try {
       onnx = std::make_unique<kime::ImportedOnnx>(graphPath, kime::OnnxImportOptions{logitsName, actName, ""});
@@ -175,7 +177,6 @@ int main(int argc, char** argv) {
   o.weights = onnx ? onnx->weights() : weightsPath;
   o.buckets = bucketsPath;
   o.output = outPath;
-  o.cpuPrecision = cpuPrecision;
   o.targets.assign(targets.begin(), targets.end());
   o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
   kime::applyDefaultTargets(o, cudaArchs.empty());

@@ -56,7 +56,7 @@ int run(int argc, char** argv) {
   const auto ck = Checkpoint::open(a.get("--weights"));
   const std::vector<Stage> stages = readBucketsFile(a.get("--buckets"));
   const int seeds = std::stoi(a.get("--seeds", "3"));
-  RefSession exact(g, *ck), int8(g, *ck, RefLinears::Int8);
+  RefSession exact(g, *ck), int8(g, *ck, Arithmetic::int8);
   std::cout << "| bucket | outputs | largest |output| | largest error | 99th percentile | largest / largest output |\n"
                "| --- | --- | --- | --- | --- | --- |\n";
   Errors allLogits, allAct;

@@ -58,12 +58,12 @@ Expr programValue(const eltwise::Program& program, const std::function<Expr(int)
 // gather limits refuse one that would).
 // An int8 token table's row is its int8 values times the row's scale.
 HalideKernel gatherKernel(const KernelSpec& s, const RowSchedule& sch) {
-  ImageParam x(s.int8 ? Int(8) : Float(32), 2, "x"), xScale(Float(32), 1, "x_scale"), index(Int(32), 1, "index"),
+  ImageParam x(s.int8() ? Int(8) : Float(32), 2, "x"), xScale(Float(32), 1, "x_scale"), index(Int(32), 1, "index"),
       indexU8(UInt(8), 1, "index_u8");
   Var c("c"), r("r");
   Expr i = s.indexU8 ? cast<int>(indexU8(r)) : index(r);
   Expr row = clamp(i, 0, x.dim(1).extent() - 1);
-  Expr value = s.int8 ? cast<float>(x(c, row)) * xScale(row) : x(c, row);
+  Expr value = s.int8() ? cast<float>(x(c, row)) * xScale(row) : x(c, row);
   Func out("gather");
   out(c, r) = select(i >= 0, value, 0.0f);
   scheduleRows(out, c, r, s.out, sch);

@@ -10,7 +10,7 @@
 
 namespace kime::cpu {
 
-// One elementwise function of `args` (Shapes/Eltwise.h): the Halide back end of a program.
+// One elementwise function of `args` (kime/core/Eltwise.h): the Halide back end of a program.
 Halide::Expr applyFn(eltwise::Fn f, const Halide::Expr* args);
 // The value of a program: `input(i)` is input i's element.
 Halide::Expr programValue(const eltwise::Program& program, const std::function<Halide::Expr(int)>& input);

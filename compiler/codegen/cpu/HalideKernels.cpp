@@ -69,13 +69,13 @@ Func normRows(NormKind kind, double eps, Func x, int64_t k, const ImageParam* g,
 
 HalideKernel embed(const KernelSpec& s, const IsaInfo& isa) {
   ImageParam ids(UInt(32), 1, "ids"), tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"),
-      qtype(UInt(8), 1, "qtype"), tok(s.int8 ? Int(8) : Float(32), 2, "tok"), tokScale(Float(32), 1, "tok_scale"),
+      qtype(UInt(8), 1, "qtype"), tok(s.int8() ? Int(8) : Float(32), 2, "tok"), tokScale(Float(32), 1, "tok_scale"),
       type(Float(32), 2, "type"), pos(Float(32), 2, "pos");
   Var c("c"), r("r");
   Func out("embed");
   Expr seq = clamp(tokseq(r), 0, qtype.dim(0).extent() - 1);
   Expr row = rowOf(ids(r), tok);
-  Expr e = s.int8 ? cast<float>(tok(c, row)) * tokScale(row) : tok(c, row);
+  Expr e = s.int8() ? cast<float>(tok(c, row)) * tokScale(row) : tok(c, row);
   if (s.typeTable) e += type(c, rowOf(qtype(seq), type));
   if (s.learnedPos) e += pos(c, rowOf(tokpos(r), pos));
   out(c, r) = e;
@@ -185,10 +185,10 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   auto xrow = [&](Expr row) { return select(L.enoughRows, row, clamp(row, L.x.dim(1).min(), last)); };
   Var o = L.o, r = L.r;
   const Int8Dot dot = sch.int8;
-  if (s.int8) quantizeRows(L, s, dot, xrow);
+  if (s.int8()) quantizeRows(L, s, dot, xrow);
   auto product = [&](ImageParam& m, Func& xb) -> Expr {
-    if (s.int8) return int8Product(L, s, dot, m);
-    if (!s.bf16) return L.x(L.k, xrow(r)) * weightAt(m, o, L.k);
+    if (s.int8()) return int8Product(L, s, dot, m);
+    if (!s.bf16()) return L.x(L.k, xrow(r)) * weightAt(m, o, L.k);
     const int P = int(s.panel);
     Var i("i"), rb("rb");
     xb(i, rb) = cast(BFloat(16), L.x(i, xrow(rb)));
@@ -198,7 +198,7 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   // A column's value after the sums: int8's sums taken back to the inputs' and weights' scales,
   // the u8 offset taken out (128 x the column's row sum) and the bias added.
   auto value = [&](Func& acc, ImageParam& scales, ImageParam& b, bool hasBias, Expr col) -> Expr {
-    if (!s.int8) return acc(col, r);
+    if (!s.int8()) return acc(col, r);
     Expr sum = acc(col, r);
     if (dot == Int8Dot::U8S8Quads) sum -= 128 * cast<int32_t>(scales(col, 1));
     Expr v = cast<float>(sum) * (L.xScale(r) * scales(col, 0));
@@ -206,13 +206,13 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   };
   // The sums over k: int8's start at 0 (the bias is added after the scales).
   auto sums = [&](Func& acc, Func& pairs, ImageParam& m, Func& xb, bool hasBias, ImageParam& b) {
-    if (s.int8 && inPairs(dot)) {
+    if (s.int8() && inPairs(dot)) {
       pairs(L.h, o, r) = 0;
       pairs(L.h, o, r) += product(m, xb);
       acc(o, r) = pairs(0, o, r) + pairs(1, o, r);
       return;
     }
-    if (s.int8)
+    if (s.int8())
       acc(o, r) = 0;
     else
       acc(o, r) = hasBias ? b(o) : 0.0f;
@@ -220,11 +220,11 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   };
   sums(L.acc, L.accPairs, L.w, L.xbGate, s.bias, L.bias);
   Expr y = value(L.acc, L.wscale, L.bias, s.bias, o);
-  if (s.act == ActKind::swiglu) {
+  if (s.act == Activation::swiglu) {
     sums(L.accu, L.accuPairs, L.wu, L.xbUp, s.biasUp, L.biasu);
     const Expr gatedUp[] = {applyFn(eltwise::Fn::silu, &y), value(L.accu, L.wuscale, L.biasu, s.biasUp, o)};
     y = applyFn(eltwise::Fn::mul, gatedUp);
-  } else if (s.act == ActKind::gelu) {
+  } else if (s.act == Activation::gelu) {
     y = applyFn(eltwise::Fn::gelu, &y);
   }
   if (s.ropeHeads > 0) {
@@ -261,11 +261,11 @@ void scheduleBlocks(Linear& L, Stage st, const KernelSpec& s, const LinearSchedu
   // int8: a row group's inputs are quantized once for the chunk's column blocks (their int8
   // weights stay in cache meanwhile), so the groups go outside the blocks.
   if (sch.rowsFirst)
-    s.int8 ? st.reorder(oi, rr, ob, rg, oc, ro).fuse(oc, ro, task)
-           : st.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
+    s.int8() ? st.reorder(oi, rr, ob, rg, oc, ro).fuse(oc, ro, task)
+             : st.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
   else
-    s.int8 ? st.reorder(oi, rr, ob, rg, ro, oc).fuse(ro, oc, task)
-           : st.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
+    s.int8() ? st.reorder(oi, rr, ob, rg, ro, oc).fuse(ro, oc, task)
+             : st.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
   st.vectorize(oi, sch.lanes).parallel(task);
 }
 
@@ -275,20 +275,20 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   if (sch.blocked) {
     scheduleBlocks(L, L.out.specialize(L.enoughRows), s, sch, TailStrategy::ShiftInwards);
     scheduleBlocks(L, L.out, s, sch, TailStrategy::GuardWithIf);
-    at = LoopLevel(L.out, Var(s.int8 ? "ob" : "rg"));
+    at = LoopLevel(L.out, Var(s.int8() ? "ob" : "rg"));
     task = LoopLevel(L.out, Var("rg"));
   } else {
     Var ro("ro"), ri("ri");
     L.out.split(L.r, ro, ri, sch.tileRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(L.o, sch.lanes);
     at = task = LoopLevel(L.out, ro);
   }
-  if (s.int8) {  // a row group's rows quantized once, for every column block it computes
+  if (s.int8()) {  // a row group's rows quantized once, for every column block it computes
     for (Func* f : {&L.xMax, &L.xScale, &L.xInverse}) f->compute_at(task).store_in(MemoryType::Stack);
     L.laneMax.compute_at(task).store_in(MemoryType::Stack);
     if (s.in % 16 == 0) L.laneMax.vectorize(L.laneMax.args()[0], 16).update().vectorize(L.laneMax.args()[0], 16);
     L.xq.compute_at(task).store_in(MemoryType::Stack).vectorize(L.xq.args()[0], 16, TailStrategy::GuardWithIf);
   }
-  const bool pairs = s.int8 && inPairs(sch.int8);
+  const bool pairs = s.int8() && inPairs(sch.int8);
   const std::vector<Func*> sums =
       pairs ? std::vector<Func*>{&L.accPairs, &L.accuPairs} : std::vector<Func*>{&L.acc, &L.accu};
   for (Func* f : sums) {
@@ -302,9 +302,9 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
           .vectorize(L.kh.x)
           .vectorize(L.h)
           .vectorize(L.o, sch.lanes);
-    } else if (s.int8) {
+    } else if (s.int8()) {
       f->update().reorder(L.kq.x, L.o, L.r, L.kq.y).atomic().vectorize(L.kq.x).vectorize(L.o, sch.lanes);
-    } else if (s.bf16) {
+    } else if (s.bf16()) {
       RVar ko("ko"), ki("ki");
       f->update()
           .split(L.kp.y, ko, ki, sch.kChunk)
@@ -327,7 +327,7 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
 
 HalideKernel linear(const KernelSpec& s, const IsaInfo& isa) {
   // The input rows come normed when a norm is in front (kime-fuse makes it a kernel of its own).
-  Linear L(s.bf16 ? BFloat(16) : s.int8 ? Int(8) : Float(32));
+  Linear L(s.bf16() ? BFloat(16) : s.int8() ? Int(8) : Float(32));
   const LinearSchedule sch = linearSchedule(s, isa);
   defineLinear(L, s, sch);
   scheduleLinear(L, s, sch);
@@ -588,7 +588,7 @@ std::vector<Argument> slotArgs(const KernelSpec& s, const std::vector<Argument>&
       throw CompileError(std::string("internal: the CPU ") + className(s.kind) + " kernel has no parameter \"" +
                          slot.name + "\"");
     // A linear's weights are bf16 with --cpu-precision bf16, int8 with int8; every other type is the slot's.
-    const bool narrowWeight = (s.bf16 && p->type == BFloat(16)) || (s.int8 && p->type == Int(8));
+    const bool narrowWeight = (s.bf16() && p->type == BFloat(16)) || (s.int8() && p->type == Int(8));
     if (!narrowWeight &&
         (p->type.code() != kime_dtype_codes[slot.dtype] || p->type.bits() != kime_dtype_bits[slot.dtype]))
       throw CompileError(std::string("internal: the CPU ") + className(s.kind) + " kernel's \"" + slot.name +

@@ -70,7 +70,7 @@ constexpr int kBf16ChunkPairs = 256;
 // the inputs are wide (kime-fuse's int8 rule bounds them: LinearArithmetic.h).
 constexpr int64_t kStackBufferBytes = 16 << 10;
 int int8StackRows(const KernelSpec& s, const IsaInfo& isa, int rows) {
-  if (!s.int8) return rows;
+  if (!s.int8()) return rows;
   const int64_t rowBytes = s.in * (isa.int8 == Int8Dot::S16Pairs ? 2 : 1);
   return int(std::clamp<int64_t>(kStackBufferBytes / rowBytes, 1, rows));
 }
@@ -155,13 +155,13 @@ bool LinearSchedule::operator==(const LinearSchedule& o) const {
 
 LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
   LinearSchedule out;
-  const bool int8Blocked = s.int8 && isa.int8 != Int8Dot::U8S8Quads;
-  out.lanes = lanesFor(s.out, s.int8 ? 16 : isa.lanes);
-  if (s.bf16) {
+  const bool int8Blocked = s.int8() && isa.int8 != Int8Dot::U8S8Quads;
+  out.lanes = lanesFor(s.out, s.int8() ? 16 : isa.lanes);
+  if (s.bf16()) {
     out.kChunk = int(s.in / 2);
     while (out.kChunk > kBf16ChunkPairs || (s.in / 2) % out.kChunk != 0) --out.kChunk;
   }
-  if (s.int8) out.int8 = isa.int8;
+  if (s.int8()) out.int8 = isa.int8;
   const std::vector<Block> candidates =
       int8Blocked ? int8Blocks(isa.isa, isa.int8) : registerBlocks(isa.isa, s.fewRows);
   auto fitting =
@@ -177,14 +177,14 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
   out.rows = b.rows;
   out.vecs = b.vecs;
   out.taskGroups = kTaskGroups;
-  const int64_t weightBytes = s.in * s.out * (s.int8 ? 1 : s.bf16 ? 2 : 4) * (s.act == ActKind::swiglu ? 2 : 1);
+  const int64_t weightBytes = s.in * s.out * (s.int8() ? 1 : s.bf16() ? 2 : 4) * (s.act == Activation::swiglu ? 2 : 1);
   out.rowsFirst = weightBytes <= kRowsFirstWeightBytes;
   const int64_t blocks = s.out / (int64_t(b.vecs) * out.lanes);
   out.chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
   // int8: a task quantizes its rows once for all the columns it computes. Past a few rows, tasks
   // are short ranges of row groups over every column, not column chunks each quantizing them
   // again; a few rows keep the chunks, so that both threads stream weights.
-  if (s.int8 && !s.fewRows) {
+  if (s.int8() && !s.fewRows) {
     out.chunks = 1;
     out.taskGroups = kInt8TaskGroups;
   }
@@ -243,7 +243,7 @@ std::string describeSchedule(const KernelSpec& s, const IsaInfo& isa) {
         << l.taskGroups << " groups " << (l.rowsFirst ? "rows first" : "chunks first") << ", chunks " << l.chunks;
     }
     if (l.kChunk) d << ", bf16 k chunk " << l.kChunk;
-    if (s.int8) d << ", int8 " << int8DotName(l.int8);
+    if (s.int8()) d << ", int8 " << int8DotName(l.int8);
   } else if (s.kind == KIME_CLASS_ATTENTION) {
     AttentionSchedule a = attentionSchedule(s, isa);
     if (a.tiled)

@@ -177,10 +177,10 @@ std::string linear(const KernelSpec& s, const std::string& name) {
   };
   o << "  for (int c = lane; c < " << O << "; c += 32) {\n";
   o << "    float y = " << dot("weight", "c") << (s.bias ? " + bias[c]" : "") << ";\n";
-  if (s.act == ActKind::swiglu)
+  if (s.act == Activation::swiglu)
     o << "    float u = " << dot("weight_up", "c") << (s.biasUp ? " + bias_up[c]" : "") << ";\n"
       << "    y = y / (1.0f + expf(-y)) * u;\n";
-  if (s.act == ActKind::gelu) o << "    y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
+  if (s.act == Activation::gelu) o << "    y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
   if (s.ropeHeads) {
     // Column i < G/2 of each group of G (a head, or 16 interleaved columns) pairs with i + G/2.
     const int64_t hd = s.out / s.ropeHeads, half = hd / 2, G = ropePairGroup(s), gh = G / 2;
@@ -216,7 +216,7 @@ int64_t tensorCoreWidth(const KernelSpec& s) {
 std::string linearTensorCores(const KernelSpec& s, const std::string& name, int64_t W) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in), O = std::to_string(s.out), NT = std::to_string(W / 8);
-  const bool up = s.act == ActKind::swiglu;
+  const bool up = s.act == Activation::swiglu;
   o << signature(s, name) << "  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;\n"
     << "  const int r0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * " << kTcRows << ", c0 = blockIdx.y * "
     << W << ";\n  const int T = " << rowCount(s) << ";\n  if (r0 >= T) return;\n"
@@ -243,7 +243,7 @@ std::string linearTensorCores(const KernelSpec& s, const std::string& name, int6
     << "      const int row = r0 + g + (i >= 2 ? 8 : 0), col = c0 + n * 8 + q * 2 + (i & 1);\n"
     << "      float y = acc[n][i]" << (s.bias ? " + bias[col]" : "") << ";\n";
   if (up) o << "      y = y / (1.0f + expf(-y)) * (accu[n][i]" << (s.biasUp ? " + bias_up[col]" : "") << ");\n";
-  if (s.act == ActKind::gelu) o << "      y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
+  if (s.act == Activation::gelu) o << "      y = 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));\n";
   if (s.ropeHeads) {
     // The tile is one head, in groups of G columns (the head, or 16 interleaved ones): the
     // partner of column i < G/2 of a group is i + G/2, which is n-tile n + G/16 of the same lane
@@ -302,7 +302,7 @@ std::string attention(const KernelSpec& s, const std::string& name) {
 std::string head(const KernelSpec& s, const std::string& name) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in), O = std::to_string(s.out);
-  const char* count = s.rows == RowsKind::markers ? "KIME_M" : "KIME_S";
+  const char* count = s.rows == HeadRows::markers ? "KIME_M" : "KIME_S";
   o << signature(s, name)
     << "  const int lane = threadIdx.x & 31, n = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n"
     << "  if (n >= counts[" << count << "]) return;\n"
@@ -426,7 +426,7 @@ Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
   if (s.kind == KIME_CLASS_LINEAR || s.kind == KIME_CLASS_NORM) return {blocksFor(T), 1, 32 * warps};  // a warp per row
   if (s.kind == KIME_CLASS_ATTENTION) return {blocksFor(T), s.heads, 32 * warps};  // a warp per (query, head)
   if (s.kind == KIME_CLASS_HEAD)
-    return {blocksFor(int64_t(s.rows == RowsKind::markers ? b.markers : b.seqs)), 1, 32 * warps};
+    return {blocksFor(int64_t(s.rows == HeadRows::markers ? b.markers : b.seqs)), 1, 32 * warps};
   throw CompileError(std::string("internal: no CUDA launch for class \"") + className(s.kind) + "\"");
 }
 

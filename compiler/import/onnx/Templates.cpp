@@ -6,7 +6,7 @@
 #include <optional>
 #include <random>
 
-#include "kime/Shapes/Eltwise.h"
+#include "kime/core/Eltwise.h"
 #include "support/Diagnostic.h"
 
 namespace kime::onnx_import {

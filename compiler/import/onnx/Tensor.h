@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kime/Shapes/KimeShapes.h"
+#include "kime/core/Shapes.h"
 #include "onnx/onnx_pb.h"
 
 namespace kime::onnx_import {

@@ -419,7 +419,7 @@ class KernelChoices {
   // arith(...) on an embed or gather kernel: int8 rows of a token table, a weight read by rows.
   LogicalResult verifyInt8Table() {
     if (op_.getArith() != Arithmetic::int8)
-      return op_.emitOpError("arith(") << stringifyArithmetic(*op_.getArith())
+      return op_.emitOpError("arith(") << ::kime::nameOf(*op_.getArith())
                                        << ") is for linears; an embed or gather kernel takes arith(int8) only";
     const Value table = op_.getRoleOperand(kind_ == KernelClass::embed ? KernelRole::tok_table : KernelRole::x);
     if (!table || !table.getDefiningOp<WeightOp>() ||

@@ -2,14 +2,16 @@
 #ifndef KIME_IR_KIMEDIALECT_H
 #define KIME_IR_KIMEDIALECT_H
 
-#include "kime/Shapes/Eltwise.h"
-#include "kime/Shapes/KimeShapes.h"
+#include "kime/core/Eltwise.h"
+#include "kime/core/KernelChoices.h"
+#include "kime/core/Shapes.h"
 #include "kime/plan.h"
 #include "llvm/ADT/Hashing.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -33,6 +35,40 @@ inline llvm::hash_code hash_value(const Step& s) {
 namespace mlir::kime {
 // The verifier of every op of EltwiseOpInterface: its function's shape rule.
 LogicalResult verifyEltwiseOp(Operation* op);
+
+// A kernel's choices are the enums of kime/core/KernelChoices.h (KimeAttrs.td wraps them).
+using ::kime::Activation;
+using ::kime::Arithmetic;
+using ::kime::GatherKind;
+using ::kime::HeadRows;
+using ::kime::NormKind;
+
+// A choice's name as a keyword (`rms`, `int8`); `none` is not a value an attribute holds.
+template <class E>
+FailureOr<E> parseChoiceKeyword(AsmParser& parser) {
+  const SMLoc at = parser.getCurrentLocation();
+  StringRef word;
+  if (failed(parser.parseKeyword(&word))) return failure();
+  const std::optional<E> e = ::kime::parseChoice<E>(std::string_view(word.data(), word.size()));
+  const E first = ::kime::ChoiceNames<E>::hasNone ? E(1) : E(0);
+  if (!e || *e < first)
+    return parser.emitError(at) << "expected " << ::kime::ChoiceNames<E>::what << " " << ::kime::choiceList<E>(first)
+                                << ", not '" << word << "'";
+  return *e;
+}
+
+// kime.kernel's `choice` directive: a choice attribute by its value's name alone.
+template <class A>
+ParseResult parseChoice(OpAsmParser& parser, A& attr) {
+  auto e = parseChoiceKeyword<decltype(A().getValue())>(parser);
+  if (failed(e)) return failure();
+  attr = A::get(parser.getContext(), *e);
+  return success();
+}
+template <class A>
+void printChoice(OpAsmPrinter& printer, Operation*, A attr) {
+  printer << ::kime::nameOf(attr.getValue());
+}
 }  // namespace mlir::kime
 
 #include "kime/IR/KimeInterfaces.h.inc"

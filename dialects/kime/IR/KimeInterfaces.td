@@ -25,7 +25,7 @@ def Kime_KernelOpInterface : OpInterface<"KernelOpInterface"> {
 def Kime_EltwiseOpInterface : OpInterface<"EltwiseOpInterface"> {
   let cppNamespace = "::mlir::kime";
   let description = [{
-    A Graph op that applies one elementwise function (Shapes/Eltwise.h) to its operands, f32
+    A Graph op that applies one elementwise function (kime/core/Eltwise.h) to its operands, f32
     tensors of one shape: what kime-fuse puts into a program.
   }];
   let methods = [

@@ -21,43 +21,8 @@ def Kime_KernelClass : I32EnumAttr<"KernelClass", "a kernel class (plan.h's kime
   let cppNamespace = "::mlir::kime";
 }
 
-// The norm in front of a norm or head kernel's rows (none: the attribute is absent).
-def Kime_NormKind : I32EnumAttr<"NormKind", "the norm of a kernel's input rows", [
-    I32EnumAttrCase<"rms", 0>, I32EnumAttrCase<"layer", 1>]> {
-  let cppNamespace = "::mlir::kime";
-}
-
-// A linear's activation after the matmul (none: the attribute is absent).
-def Kime_Activation : I32EnumAttr<"Activation", "a linear kernel's activation", [
-    I32EnumAttrCase<"gelu", 0>, I32EnumAttrCase<"swiglu", 1>]> {
-  let cppNamespace = "::mlir::kime";
-}
-
-// The rows a head reads: each marked token, or each sequence's first token.
-def Kime_HeadRows : I32EnumAttr<"HeadRows", "the rows a head kernel reads", [
-    I32EnumAttrCase<"markers", 0>, I32EnumAttrCase<"first", 1>]> {
-  let cppNamespace = "::mlir::kime";
-}
-
-// The rows a gather kernel takes: a table's rows by an index (gather_rows), each token's
-// sequence row (expand_seqs), each sequence's first token (first_rows), each marked token
-// (gather_markers).
-def Kime_GatherKind : I32EnumAttr<"GatherKind", "the rows a gather kernel takes", [
-    I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"seqs", 1>, I32EnumAttrCase<"first", 2>,
-    I32EnumAttrCase<"markers", 3>]> {
-  let cppNamespace = "::mlir::kime";
-}
-
-// A linear's CPU arithmetic (f32: the attribute is absent). bf16 (kime-fuse's
-// linear-arith=bf16) rounds each pair of inputs to bf16 for one dot-product instruction over
-// panels of 16 output columns; the sums stay f32. int8 (linear-arith=int8) quantizes the weights
-// per output channel and each row of inputs at run time (compiler/quant/Int8.h), sums in int32.
-// On an embed or gather kernel, int8 is its table's storage: the token table (a weight gathered by
-// the token ids) as int8 rows, one scale a row, read back to f32 as each row is gathered.
-def Kime_Arithmetic : I32EnumAttr<"Arithmetic", "a kernel's CPU arithmetic (a linear's, or an int8 token table's)", [
-    I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"bf16", 1>, I32EnumAttrCase<"int8", 2>]> {
-  let cppNamespace = "::mlir::kime";
-}
+// A kernel's choices (norm, activation, head rows, gather, arithmetic) are KimeAttrs.td's
+// attributes over the enums of kime/core/KernelChoices.h.
 
 // The roles of a kernel's operands, in the order of kime.kernel's operands (a unit test checks
 // that each role reaches the operand of its name). Where a role is also an argument slot of
@@ -111,14 +76,14 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
                        Optional<Kime_Tensor>:$residual, Optional<Kime_Tensor>:$index,
                        Optional<Kime_Tensor>:$in1, Optional<Kime_Tensor>:$in2,
                        Optional<Kime_Tensor>:$in3,
-                       OptionalAttr<Kime_NormKind>:$norm, OptionalAttr<F64Attr>:$eps,
-                       OptionalAttr<Kime_Activation>:$act,
+                       OptionalAttr<Kime_NormKindAttr>:$norm, OptionalAttr<F64Attr>:$eps,
+                       OptionalAttr<Kime_ActivationAttr>:$act,
                        OptionalAttr<I64Attr>:$rope_heads, OptionalAttr<F64Attr>:$rope_theta,
                        OptionalAttr<I64Attr>:$heads, OptionalAttr<I64Attr>:$kv_heads,
                        OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<Kime_HeadRows>:$rows,
-                       OptionalAttr<Kime_Arithmetic>:$arith,
-                       OptionalAttr<Kime_GatherKind>:$gather,
+                       OptionalAttr<Kime_HeadRowsAttr>:$rows,
+                       OptionalAttr<Kime_ArithmeticAttr>:$arith,
+                       OptionalAttr<Kime_GatherKindAttr>:$gather,
                        OptionalAttr<Kime_ProgramAttr>:$program,
                        OptionalAttr<I64Attr>:$offset);
   let results = (outs Kime_Tensor:$result);
@@ -147,13 +112,13 @@ def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
     (`in1` `(` $in1^ `:` type($in1) `)`)?
     (`in2` `(` $in2^ `:` type($in2) `)`)?
     (`in3` `(` $in3^ `:` type($in3) `)`)?
-    (`norm` `(` $norm^ `,` $eps `)`)?
-    (`act` `(` $act^ `)`)?
+    (`norm` `(` custom<Choice>($norm)^ `,` $eps `)`)?
+    (`act` `(` custom<Choice>($act)^ `)`)?
     (`rope` `(` $rope_heads^ `,` $rope_theta `)`)?
     (`heads` `(` $heads^ `,` $kv_heads `,` $scale `)`)?
-    (`rows` `(` $rows^ `)`)?
-    (`arith` `(` $arith^ `)`)?
-    (`gather` `(` $gather^ `)`)?
+    (`rows` `(` custom<Choice>($rows)^ `)`)?
+    (`arith` `(` custom<Choice>($arith)^ `)`)?
+    (`gather` `(` custom<Choice>($gather)^ `)`)?
     (`program` $program^)?
     attr-dict `:` qualified(type($result))
   }];

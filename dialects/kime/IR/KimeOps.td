@@ -1,7 +1,7 @@
 //===- KimeOps.td - the ops of a kime Graph -------------------------------===//
 //
 // One op per op of the Graph format, same names, same operand and attribute names.
-// Each verifier is one call to the shape rule of dialects/kime/Shapes/KimeShapes.h.
+// Each verifier is one call to the shape rule of core/include/kime/core/Shapes.h.
 #ifndef KIME_OPS_TD
 #define KIME_OPS_TD
 
@@ -71,7 +71,7 @@ def Kime_PositionsOp : Kime_Op<"positions"> {
   let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
-// The elementwise ops: each one function of Shapes/Eltwise.h (`getFn()`, through
+// The elementwise ops: each one function of kime/core/Eltwise.h (`getFn()`, through
 // EltwiseOpInterface, which also verifies them), on f32 tensors of one shape.
 class Kime_EltwiseOp<string mnemonic, string fn, list<Trait> traits = []>
     : Kime_Op<mnemonic, !listconcat(traits, [Kime_EltwiseOpInterface])> {

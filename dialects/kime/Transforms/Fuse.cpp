@@ -2,8 +2,8 @@
 // Where two patterns match the same op, the more specific one has the higher benefit (a head
 // or a SwiGLU claims its linears before the plain linear pattern does).
 #include "KernelBuilder.h"
-#include "kime/Transforms/LinearArithmetic.h"
 #include "kime/Transforms/Passes.h"
+#include "kime/core/LinearArithmetic.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -192,10 +192,7 @@ void absorbEpilogue(KernelBuilder& k, bool packed) {
 // linear of other widths keeps f32.
 Arithmetic arithmeticOf(Value weight, Arithmetic asked) {
   auto dims = cast<KimeTensorType>(weight.getType()).getDims();
-  const int64_t outs = dims[0].value, ins = dims[1].value;
-  if (asked == Arithmetic::bf16 && takesBf16(outs, ins)) return asked;
-  if (asked == Arithmetic::int8 && takesInt8(outs, ins)) return asked;
-  return Arithmetic::f32;
+  return linearArithmetic(asked, dims[0].value, dims[1].value);
 }
 
 // mul(silu(linear(m, Wg)), linear(m, Wu)): one kernel over both weights, from either linear.
@@ -329,9 +326,10 @@ struct SelectPattern : OpRewritePattern<OutputRowsOp> {
 struct FusePass : impl::FuseBase<FusePass> {
   using FuseBase::FuseBase;
   void runOnOperation() override {
-    std::optional<Arithmetic> arith = symbolizeArithmetic(linearArith);
+    std::optional<Arithmetic> arith = ::kime::parseChoice<Arithmetic>(linearArith);
     if (!arith) {
-      getOperation().emitError("kime-fuse: linear-arith must be f32, bf16 or int8, not \"") << linearArith << "\"";
+      getOperation().emitError("kime-fuse: linear-arith must be ")
+          << ::kime::choiceList<Arithmetic>() << ", not \"" << linearArith << "\"";
       return signalPassFailure();
     }
     MLIRContext* ctx = &getContext();

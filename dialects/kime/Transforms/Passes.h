@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kime/IR/KimeDialect.h"
-#include "kime/Transforms/LinearArithmetic.h"
+#include "kime/core/LinearArithmetic.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -19,9 +19,9 @@ namespace mlir::kime {
 
 // The choices of a bucket's pipeline.
 struct PipelineOptions {
-  bool pruneRows = true;            // kime-prune-rows
-  std::string linearArith = "f32";  // kime-fuse's linear-arith: f32, bf16 or int8
-  bool fusion = true;               // kime-fuse's fused patterns (off: generic kernels, to measure fusion)
+  bool pruneRows = true;                     // kime-prune-rows
+  Arithmetic linearArith = Arithmetic::f32;  // kime-fuse's linear-arith
+  bool fusion = true;                        // kime-fuse's fused patterns (off: generic kernels, to measure fusion)
 };
 
 // specialize-bucket, prune-rows (unless told not to), fuse (linears in bf16 where asked and

@@ -58,7 +58,7 @@ void buildBucketPipeline(OpPassManager& pm, int64_t tokens, int64_t seqs, int64_
   OpPassManager& f = pm.nest<func::FuncOp>();
   f.addPass(createSpecializeBucket(SpecializeBucketOptions{tokens, seqs, markers}));
   if (o.pruneRows) f.addPass(createPruneRows());
-  f.addPass(createFuse(FuseOptions{o.linearArith, o.fusion}));
+  f.addPass(createFuse(FuseOptions{::kime::nameOf(o.linearArith), o.fusion}));
   f.addPass(createPlanMemory());
   f.addPass(createVerifyBackendContract());
 }

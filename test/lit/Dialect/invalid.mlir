@@ -536,3 +536,29 @@ func.func @up_bias_without_swiglu(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.ten
   %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) bias_up(%b : !kime.tensor<[4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
+
+// -----
+
+// A kernel's choices are the names of kime/core/KernelChoices.h; `none` is written by leaving the
+// choice out.
+func.func @kernel_norm_named_none(%x: !kime.tensor<[T:8, 4], f32>, %g: !kime.tensor<[4], f32>) {
+  // expected-error @+1 {{expected norm rms or layer, not 'none'}}
+  %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(none, 1.0e-6) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_unknown_activation(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
+  // expected-error @+1 {{expected activation gelu or swiglu, not 'relu'}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) act(relu) : !kime.tensor<[T:8, 4], f32>
+  return
+}
+
+// -----
+
+func.func @kernel_unknown_arithmetic(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
+  // expected-error @+1 {{expected arithmetic f32, bf16 or int8, not 'f16'}}
+  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) arith(f16) : !kime.tensor<[T:8, 4], f32>
+  return
+}

@@ -1,11 +1,11 @@
-// The elementwise program (Shapes/Eltwise.h): its words, its checks, its one evaluator, and the
+// The elementwise program (kime/core/Eltwise.h): its words, its checks, its one evaluator, and the
 // f64 functions the reference computes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-#include "kime/Shapes/Eltwise.h"
+#include "kime/core/Eltwise.h"
 
 namespace kime::eltwise {
 namespace {

@@ -54,7 +54,7 @@ TEST(KernelRoles, EachClassTakesWhatItRequires) {
 
 KernelSpec linearSpec() {
   KernelSpec s;
-  s.kind = KIME_CLASS_LINEAR, s.in = 256, s.out = 1024, s.panel = 16, s.act = ActKind::gelu;
+  s.kind = KIME_CLASS_LINEAR, s.in = 256, s.out = 1024, s.panel = 16, s.act = Activation::gelu;
   return s;
 }
 

@@ -28,18 +28,19 @@ std::vector<KernelSpec> specsOfEveryShape() {
     n.kind = KIME_CLASS_NORM, n.norm = norm, n.eps = 1e-6, n.in = n.out = 32;
     out.push_back(n);
   }
-  for (ActKind act : {ActKind::none, ActKind::gelu, ActKind::swiglu})
+  for (Activation act : {Activation::none, Activation::gelu, Activation::swiglu})
     for (bool bias : {false, true})
       for (bool residual : {false, true}) {
         KernelSpec l;
         l.kind = KIME_CLASS_LINEAR, l.act = act, l.bias = bias, l.residual = residual, l.in = 32, l.out = 64;
-        l.biasUp = act == ActKind::swiglu && bias;
+        l.biasUp = act == Activation::swiglu && bias;
         l.panel = 16;
         out.push_back(l);
       }
   for (bool gateBias : {false, true}) {  // a SwiGLU with a bias on one of its linears only
     KernelSpec l;
-    l.kind = KIME_CLASS_LINEAR, l.act = ActKind::swiglu, l.bias = gateBias, l.biasUp = !gateBias, l.in = 32, l.out = 64;
+    l.kind = KIME_CLASS_LINEAR, l.act = Activation::swiglu, l.bias = gateBias, l.biasUp = !gateBias, l.in = 32,
+    l.out = 64;
     l.panel = 16;
     out.push_back(l);
   }
@@ -56,7 +57,7 @@ std::vector<KernelSpec> specsOfEveryShape() {
   for (NormKind norm : {NormKind::none, NormKind::rms, NormKind::layer})
     for (bool bias : {false, true}) {
       KernelSpec h;
-      h.kind = KIME_CLASS_HEAD, h.norm = norm, h.eps = 1e-6, h.bias = bias, h.rows = RowsKind::markers, h.in = 32,
+      h.kind = KIME_CLASS_HEAD, h.norm = norm, h.eps = 1e-6, h.bias = bias, h.rows = HeadRows::markers, h.in = 32,
       h.out = 1;
       out.push_back(h);
     }

@@ -79,13 +79,13 @@ TEST(ReferenceSession, AWeightReadByALinearAndAnotherOpIsKept) {
   EXPECT_GT(expectSameBits(g, 3), 0);
 }
 
-// The logits and act pairs of every batch of a bucket, exact and with RefLinears::Int8.
+// The logits and act pairs of every batch of a bucket, exact and with Arithmetic::int8.
 struct Int8Outputs {
   std::vector<double> exact, int8;
 };
 Int8Outputs int8Outputs(const Graph& g, uint64_t seed, const std::function<void(WeightValues&)>& edit = {}) {
   auto ck = checkpointOf(g, seed, edit);
-  RefSession exact(g, *ck), int8(g, *ck, RefLinears::Int8);
+  RefSession exact(g, *ck), int8(g, *ck, Arithmetic::int8);
   Int8Outputs out;
   for (const auto& nb :
        tooling::bucketBatches(Bucket{64, 8, 16}, size_t(g.vocab), size_t(g.types), learnedPositions(g), seed)) {
@@ -107,7 +107,7 @@ Graph encoderOf(int64_t hidden, int64_t heads, int64_t ffn, const char* act) {
   return buildEncoderGraph(c, shapes::DType::F32, "int8");
 }
 
-// RefLinears::Int8 costs accuracy (it quantizes: outputs move) but keeps every output of any
+// Arithmetic::int8 costs accuracy (it quantizes: outputs move) but keeps every output of any
 // size on its sign and within a few percent of the largest. Models of whole panels (multiples of
 // 16 outputs), the widths int8 takes.
 TEST(ReferenceSession, Int8LinearsMoveTheOutputsALittle) {

@@ -6,8 +6,8 @@
 // is built by `Program`'s methods and read by one function, `evaluate`, which each back end
 // (Halide, CUDA C++, the f64 reference) calls with its own `apply`. A new elementwise function
 // is one `Fn` value here, its Graph op, and one case in each back end's `apply`.
-#ifndef KIME_SHAPES_ELTWISE_H
-#define KIME_SHAPES_ELTWISE_H
+#ifndef KIME_CORE_ELTWISE_H
+#define KIME_CORE_ELTWISE_H
 
 #include <cstddef>
 #include <cstdint>
@@ -101,4 +101,4 @@ double apply(Fn f, const double* args);
 
 }  // namespace kime::eltwise
 
-#endif  // KIME_SHAPES_ELTWISE_H
+#endif  // KIME_CORE_ELTWISE_H

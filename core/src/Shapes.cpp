@@ -1,4 +1,4 @@
-#include "kime/Shapes/KimeShapes.h"
+#include "kime/core/Shapes.h"
 
 #include <cstdlib>
 #include <cstring>

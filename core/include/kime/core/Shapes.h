@@ -3,8 +3,8 @@
 // One function per op computes the result of the op from its operands or says, in a short
 // sentence, what is wrong. The dialect's verifiers, the Graph importer (which prefixes the node)
 // and the passes all call these, so the three can never disagree.
-#ifndef KIME_SHAPES_KIMESHAPES_H
-#define KIME_SHAPES_KIMESHAPES_H
+#ifndef KIME_CORE_SHAPES_H
+#define KIME_CORE_SHAPES_H
 
 #include <cstdint>
 #include <optional>
@@ -93,4 +93,4 @@ Inferred inferOutputRows(const Shape& x, const Shape& cu, const Shape& markers, 
 
 }  // namespace kime::shapes
 
-#endif  // KIME_SHAPES_KIMESHAPES_H
+#endif  // KIME_CORE_SHAPES_H

@@ -1,4 +1,4 @@
-#include "kime/Shapes/Eltwise.h"
+#include "kime/core/Eltwise.h"
 
 #include <algorithm>
 #include <cmath>
