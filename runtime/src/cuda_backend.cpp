@@ -1,5 +1,7 @@
 #include "cuda_backend.h"
 
+#include "backend.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -255,6 +257,42 @@ std::optional<Error> runCudaPlan(CudaModel& cm, CudaPlan& p, const Batch& b, Out
   out.act.resize(S);
   if (S) std::memcpy(out.act.data(), p.hostOut + p.info->bucket.markers, S * 8);
   return std::nullopt;
+}
+
+namespace {
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(std::shared_ptr<CudaModel> cm, const ModelImpl& m, const StageInfo& stage)
+      : cm_(std::move(cm)), m_(m), stage_(stage), plans_(stage.buckets.size()) {}
+
+  std::optional<Error> prepare(size_t index) override {
+    if (plans_[index]) return std::nullopt;
+    return prepareCudaPlan(*cm_, m_.buckets[stage_.buckets[index]], plans_[index]);
+  }
+  bool prepared(size_t index) const override { return plans_[index] != nullptr; }
+  std::optional<Error> run(size_t index, const Batch& b, Outputs& out) override {
+    return runCudaPlan(*cm_, *plans_[index], b, out);
+  }
+  std::string description() const override {
+    return "cuda " + cm_->deviceName + " (" + cm_->arch + " PTX, " +
+           (cm_->math == kTf32 ? "tf32 tensor cores" : "f32") + ")";
+  }
+  Caps caps() const override { return {"cuda", 1, true, false}; }
+
+ private:
+  std::shared_ptr<CudaModel> cm_;
+  const ModelImpl& m_;
+  const StageInfo& stage_;
+  std::vector<CudaPlanPtr> plans_;  // by bucket index; destroyed before `cm_`
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Backend>> cudaBackend(ModelImpl& m, const StageInfo& stage, CudaMath math) {
+  auto cm = cudaModel(m, math);
+  if (!cm) return cm.error();
+  return std::unique_ptr<Backend>(new CudaBackend(*cm, m, stage));
 }
 
 }  // namespace kime

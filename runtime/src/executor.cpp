@@ -6,14 +6,11 @@
 #include <map>
 #include <thread>
 
-#include "cuda_backend.h"
+#include "backend.h"
 #include "model_impl.h"
 #include "shape_stats.h"
-#include "spin_pool.h"
 
 namespace kime {
-
-const char* takeKernelError();
 
 //===----------------------------------------------------------------------===//
 // Model
@@ -155,81 +152,11 @@ std::string Model::inspect() const {
 // Executor
 //===----------------------------------------------------------------------===//
 
-size_t stagedRows(size_t i, const Bucket& b) {
-  switch (InputId(i + size_t(KIME_INPUT_TOKSEQ))) {
-    case KIME_INPUT_TOKSEQ:
-    case KIME_INPUT_TOKPOS:
-      return b.tokens;
-    case KIME_INPUT_MARKER_ROWS:
-    case KIME_INPUT_OUT_MARKER_ROWS:
-      return b.markers;
-    case KIME_INPUT_FIRST_ROWS:
-    case KIME_INPUT_OUT_FIRST_ROWS:
-      return b.seqs;
-    default:
-      return b.seqs + b.markers;  // the output rows
-  }
-}
-
-void stageIndices(const Batch& b, int32_t* const* arrays) {
-  auto a = [&](InputId id) { return arrays[stagedIndex(id)]; };
-  int32_t *tokseq = a(KIME_INPUT_TOKSEQ), *tokpos = a(KIME_INPUT_TOKPOS), *markerRows = a(KIME_INPUT_MARKER_ROWS),
-          *firstRows = a(KIME_INPUT_FIRST_ROWS), *outRows = a(KIME_INPUT_OUT_ROWS), *outSeq = a(KIME_INPUT_OUT_SEQ),
-          *outPos = a(KIME_INPUT_OUT_POS), *outFirst = a(KIME_INPUT_OUT_FIRST_ROWS),
-          *outMarkers = a(KIME_INPUT_OUT_MARKER_ROWS);
-  const size_t S = b.seqs();
-  for (size_t i = 0; i < S; ++i) {
-    for (uint32_t t = b.cu[i]; t < b.cu[i + 1]; ++t) {
-      tokseq[t] = int32_t(i);
-      tokpos[t] = int32_t(t - b.cu[i]);
-    }
-    const bool empty = b.cu[i + 1] == b.cu[i];
-    firstRows[i] = outRows[i] = empty ? -1 : int32_t(b.cu[i]);
-    outSeq[i] = int32_t(i);
-    outPos[i] = 0;
-    outFirst[i] = empty ? -1 : int32_t(i);
-    for (uint32_t j = b.mcu[i]; j < b.mcu[i + 1]; ++j) {
-      markerRows[j] = outRows[S + j] = int32_t(b.cu[i] + b.markers[j]);
-      outSeq[S + j] = int32_t(i);
-      outPos[S + j] = int32_t(b.markers[j]);
-      outMarkers[j] = int32_t(S + j);
-    }
-  }
-}
-
-namespace {
-
-// One bucket's plan, ready to run: the arena, the staging arrays and every kernel argument's
-// buffer descriptor, all allocated here once.
-struct Prepared {
-  const BucketInfo* info = nullptr;
-  void* arena = nullptr;
-  std::vector<int32_t> staged[kStagedInputs];  // by stagedIndex
-  int32_t* stagedAt[kStagedInputs] = {};
-  std::vector<kime_kernel_buffer> buffers;
-  std::vector<kime_kernel_dimension> dims;  // two per buffer
-  std::vector<void*> argv;                  // per step, its buffers; steps back to back
-  std::vector<size_t> argStart;
-  std::vector<const ArgInfo*> argInfo;  // parallel to buffers
-  std::vector<double> stepSeconds;      // per step, summed over runs while profiling
-
-  ~Prepared() { std::free(arena); }
-};
-
-// A valid address for empty inputs: kernels never read it, but Halide wants a host pointer.
-alignas(64) const uint32_t kEmpty[16] = {};
-
-}  // namespace
-
 struct ExecutorImpl {
   std::shared_ptr<Model> model;
   const StageInfo* stage = nullptr;
-  size_t threads = 1;
-  bool profiling = false;
-  std::vector<std::unique_ptr<Prepared>> plans;  // by bucket index within the stage
-  std::shared_ptr<CudaModel> cuda;               // set when the executor runs on the GPU
-  std::vector<CudaPlanPtr> cudaPlans;            // by bucket index; destroyed before `cuda`
-  std::unique_ptr<ShapeStats> stats;             // sized at creation; counting allocates nothing
+  std::unique_ptr<Backend> backend;   // destroyed before `model`, whose state it reads
+  std::unique_ptr<ShapeStats> stats;  // sized at creation; counting allocates nothing
 
   ModelImpl& m() { return model->impl(); }
 
@@ -237,127 +164,13 @@ struct ExecutorImpl {
     if (index >= stage->buckets.size())
       return Error::unsupported("stage " + stage->name + " has " + std::to_string(stage->buckets.size()) +
                                 " buckets, not " + std::to_string(index + 1));
-    if (cuda)
-      return cudaPlans[index] ? std::nullopt
-                              : prepareCudaPlan(*cuda, m().buckets[stage->buckets[index]], cudaPlans[index]);
-    if (plans[index]) return std::nullopt;
-    auto p = std::make_unique<Prepared>();
-    const BucketInfo& b = m().buckets[stage->buckets[index]];
-    p->info = &b;
-    p->arena = std::aligned_alloc(64, size_t((std::max<int64_t>(b.arena, 64) + 63) / 64 * 64));
-    if (!p->arena) return Error::device("cannot allocate an arena of " + std::to_string(b.arena) + " bytes");
-    std::memset(p->arena, 0, size_t(b.arena));
-    for (size_t s = 0; s < kStagedInputs; ++s) {
-      p->staged[s].resize(std::max<size_t>(stagedRows(s, b.bucket), 1));
-      p->stagedAt[s] = p->staged[s].data();
-    }
-    size_t count = 0;
-    for (const StepInfo& s : b.steps) count += s.args.size();
-    p->buffers.resize(count);
-    p->dims.resize(2 * count);
-    p->argv.resize(count);
-    p->argInfo.resize(count);
-    size_t i = 0;
-    for (const StepInfo& s : b.steps) {
-      p->argStart.push_back(i);
-      for (const ArgInfo& a : s.args) {
-        kime_kernel_buffer& buf = p->buffers[i];
-        std::memset(&buf, 0, sizeof buf);
-        buf.type = a.type;
-        buf.dim = &p->dims[2 * i];
-        buf.dimensions = a.cols ? 2 : 1;
-        if (a.cols) {
-          buf.dim[0] = {0, int32_t(a.cols), 1, 0};
-          buf.dim[1] = {0, int32_t(a.rowCount), int32_t(a.cols), 0};
-        } else {
-          buf.dim[0] = {0, int32_t(a.rowCount), 1, 0};
-        }
-        if (a.source == ArgInfo::Source::Arena)
-          buf.host = static_cast<uint8_t*>(p->arena) + a.offset;
-        else if (a.source == ArgInfo::Source::Weight)
-          buf.host = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(m().weightData)) +
-                     m().weights[size_t(a.weight)].offset;
-        p->argv[i] = &buf;
-        p->argInfo[i] = &a;
-        ++i;
-      }
-    }
-    p->argStart.push_back(i);
-    p->stepSeconds.assign(b.steps.size(), 0.0);
-    plans[index] = std::move(p);
-    return std::nullopt;
+    return backend->prepare(index);
   }
 
   // Runs a checked batch in bucket `index` of the stage (which holds it), preparing it first.
   std::optional<Error> runIn(size_t index, const Batch& b, Outputs& out) {
     if (auto err = prepare(index)) return err;
-    if (cuda) return runCudaPlan(*cuda, *cudaPlans[index], b, out);
-    SpinPool::instance().use(threads);
-    return runPlan(*plans[index], b, out);
-  }
-
-  // Replays a CPU plan: the staged indices, each argument's extents from the batch's counts,
-  // then the kernels in order; the outputs copied out of the arena.
-  std::optional<Error> runPlan(Prepared& p, const Batch& b, Outputs& out) {
-    const int64_t T = int64_t(b.tokens()), S = int64_t(b.seqs()), M = int64_t(b.markerCount());
-    stageIndices(b, p.stagedAt);
-    auto count = [&](RowSym r, int64_t fixed) { return rowsOf(r, T, S, M, fixed); };
-    auto hostOf = [&](const void* user) {
-      return const_cast<uint8_t*>(static_cast<const uint8_t*>(user ? user : kEmpty));
-    };
-    for (size_t i = 0; i < p.buffers.size(); ++i) {
-      const ArgInfo& a = *p.argInfo[i];
-      kime_kernel_buffer& buf = p.buffers[i];
-      // An input keeps at least one row (its memory always has one): a kernel whose output has
-      // rows may still read, under a mask, a row of an input that has none (the first row of an
-      // empty sequence). Outputs are set to their exact rows below.
-      buf.dim[buf.dimensions - 1].extent = int32_t(std::max<int64_t>(count(a.rows, a.rowCount), 1));
-      if (a.source != ArgInfo::Source::Input) continue;
-      switch (a.input) {
-        case KIME_INPUT_IDS:
-          buf.host = hostOf(b.ids.data);
-          break;
-        case KIME_INPUT_QTYPE:
-          buf.host = hostOf(b.qtype.data);
-          break;
-        case KIME_INPUT_CU:
-          buf.host = hostOf(b.cu.data);
-          break;
-        case KIME_INPUT_MARKERS:
-          buf.host = hostOf(b.markers.data);
-          break;
-        case KIME_INPUT_MCU:
-          buf.host = hostOf(b.mcu.data);
-          break;
-        default:
-          buf.host = reinterpret_cast<uint8_t*>(p.stagedAt[stagedIndex(a.input)]);
-          break;
-      }
-    }
-    const std::vector<StepInfo>& steps = p.info->steps;
-    for (size_t s = 0; s < steps.size(); ++s) {
-      // A step's output is its last argument: exactly the batch's rows, and nothing to compute
-      // when there are none.
-      const size_t last = p.argStart[s + 1] - 1;
-      kime_kernel_buffer& outBuf = p.buffers[last];
-      const int64_t rows = count(p.argInfo[last]->rows, p.argInfo[last]->rowCount);
-      outBuf.dim[outBuf.dimensions - 1].extent = int32_t(rows);
-      if (rows == 0) continue;
-      auto t0 = profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-      int rc = m().kernels[steps[s].kernel](&p.argv[p.argStart[s]]);
-      if (profiling) p.stepSeconds[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (rc != 0)
-        return Error::device("kernel " + m().kernelNames[steps[s].kernel] + " (node \"" + steps[s].node +
-                             "\") failed with " + std::to_string(rc) + ": " + takeKernelError());
-    }
-    const float* base = static_cast<const float*>(p.arena);
-    // Copies, not memcpy: an empty output's data() may be null, which memcpy may not be given
-    // even for 0 bytes (UBSan found it through the batch fuzzer).
-    out.logits.resize(size_t(M));
-    std::copy_n(base + p.info->logits.offset / 4, size_t(M), out.logits.data());
-    out.act.resize(size_t(S));
-    std::copy_n(base + p.info->act.offset / 4, size_t(S) * 2, reinterpret_cast<float*>(out.act.data()));
-    return std::nullopt;
+    return backend->run(index, b, out);
   }
 };
 
@@ -375,18 +188,16 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<Model> mode
     for (const StageInfo& s : m.stages) names += (names.empty() ? "" : ", ") + s.name;
     return Error::unsupported("the model has no stage \"" + stage + "\" (it has " + names + ")");
   }
-  impl->threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  impl->plans.resize(impl->stage->buckets.size());
   impl->stats = std::make_unique<ShapeStats>(model->buckets(stage));
   if (options.device == "cpu") {
-    SpinPool::instance().reserve(impl->threads);  // the CPU kernels' workers
+    const size_t threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    impl->backend = cpuBackend(m, *impl->stage, threads);
   } else if (options.device == "cuda") {
     if (options.cudaMath != cudaMathName(kTf32) && options.cudaMath != cudaMathName(kF32))
       return Error::unsupported("unknown CUDA math \"" + options.cudaMath + "\" (it may be \"tf32\" or \"f32\")");
-    auto cm = cudaModel(m, options.cudaMath == cudaMathName(kTf32) ? kTf32 : kF32);
-    if (!cm) return cm.error();
-    impl->cuda = *cm;
-    impl->cudaPlans.resize(impl->stage->buckets.size());
+    auto backend = cudaBackend(m, *impl->stage, options.cudaMath == cudaMathName(kTf32) ? kTf32 : kF32);
+    if (!backend) return backend.error();
+    impl->backend = std::move(*backend);
   } else {
     return Error::unsupported("unknown device \"" + options.device + "\" (kime runs on \"cpu\" or \"cuda\")");
   }
@@ -398,9 +209,8 @@ std::optional<Error> Executor::prepare(size_t index) { return impl_->prepare(ind
 
 std::vector<Bucket> Executor::warm() const {
   std::vector<Bucket> out;
-  for (size_t i = 0; i < impl_->plans.size(); ++i)
-    if (impl_->plans[i] || (impl_->cuda && impl_->cudaPlans[i]))
-      out.push_back(impl_->m().buckets[impl_->stage->buckets[i]].bucket);
+  for (size_t i = 0; i < impl_->stage->buckets.size(); ++i)
+    if (impl_->backend->prepared(i)) out.push_back(impl_->m().buckets[impl_->stage->buckets[i]].bucket);
   return out;
 }
 
@@ -447,37 +257,17 @@ std::optional<Error> Executor::runInBucket(size_t index, const Batch& batch, Out
   return impl_->runIn(index, batch, out);
 }
 
-void Executor::setProfiling(bool on) {
-  impl_->profiling = on;
-  for (auto& p : impl_->plans)
-    if (p) std::fill(p->stepSeconds.begin(), p->stepSeconds.end(), 0.0);
-}
+void Executor::setProfiling(bool on) { impl_->backend->setProfiling(on); }
 
 std::vector<std::pair<std::string, double>> Executor::profile(size_t index, bool perKernel) const {
-  std::map<std::string, double> byKind;
-  const auto& p = impl_->plans.at(index);
-  if (!p) return {};
-  ModelImpl& m = impl_->m();
-  for (size_t s = 0; s < p->info->steps.size(); ++s) {
-    const size_t k = p->info->steps[s].kernel;
-    byKind[perKernel ? m.kernelNames[k] : kime_kernel_class_names[m.kernelClasses[k]]] += p->stepSeconds[s];
-  }
-  return {byKind.begin(), byKind.end()};
+  return impl_->backend->profile(index, perKernel);
 }
 
 const std::string& Executor::stage() const { return impl_->stage->name; }
 
-std::string Executor::deviceDescription() const {
-  if (impl_->cuda)
-    return "cuda " + impl_->cuda->deviceName + " (" + impl_->cuda->arch + " PTX, " +
-           (impl_->cuda->math == kTf32 ? "tf32 tensor cores" : "f32") + ")";
-  return "cpu " + impl_->m().cpuTarget + ", " + std::to_string(impl_->threads) + " threads";
-}
+std::string Executor::deviceDescription() const { return impl_->backend->description(); }
 
-Caps Executor::caps() const {
-  if (impl_->cuda) return {"cuda", 1, true, false};
-  return {"cpu", impl_->threads, false, true};
-}
+Caps Executor::caps() const { return impl_->backend->caps(); }
 
 double Executor::flops(const Batch& batch, const std::string& kernels) const {
   ModelImpl& m = impl_->m();
