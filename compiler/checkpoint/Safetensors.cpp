@@ -123,8 +123,81 @@ const TensorView* Checkpoint::find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+[[noreturn]] void failAt(const std::string& source, const std::string& m) { throw CompileError(source + ": " + m); }
+
+// One header entry: its dtype, shape and data bytes, checked against the `dataBytes` at `base`.
+TensorView readEntry(const std::string& source, const std::string& name, const json::Json& e, const uint8_t* base,
+                     size_t dataBytes) {
+  auto fail = [&](const std::string& m) { failAt(source, m); };
+  const std::string where = "tensor \"" + name + "\"";
+  if (!e.is_object()) fail(where + ": must be an object");
+  json::onlyKeys(e, {"dtype", "shape", "data_offsets"}, source + ": " + where);
+  std::string dt = json::stringField(e, "dtype", source + ": " + where);
+  TensorView t{name, shapes::DType::F32, {}, nullptr, 0};
+  if (dt == "F32")
+    t.dtype = shapes::DType::F32;
+  else if (dt == "F16")
+    t.dtype = shapes::DType::F16;
+  else if (dt == "BF16")
+    t.dtype = shapes::DType::BF16;
+  else
+    fail(where + ": unknown dtype \"" + dt + "\" (kime reads F32, F16 and BF16)");
+  const json::Json& shape = json::field(e, "shape", source + ": " + where);
+  if (!shape.is_array()) fail(where + ": shape must be an array");
+  size_t count = 1;
+  for (const json::Json& d : shape) {
+    if (!d.is_number_unsigned()) fail(where + ": shape " + shape.dump() + " must hold sizes");
+    uint64_t v = d.get<uint64_t>();
+    if (v > (uint64_t(1) << 40) || (v && count > (uint64_t(1) << 40) / v))
+      fail(where + ": shape " + shape.dump() + " is too large");
+    count *= size_t(v);
+    t.shape.push_back(int64_t(v));
+  }
+  const json::Json& off = json::field(e, "data_offsets", source + ": " + where);
+  if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+    fail(where + ": data_offsets must be two byte offsets, not " + off.dump());
+  uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
+  if (en < b) fail(where + ": data_offsets " + off.dump() + " end before they start");
+  if (en > dataBytes)
+    fail(where + ": data_offsets " + off.dump() + " end past the " + std::to_string(dataBytes) +
+         " data bytes of the file");
+  size_t want = count * dtypeSize(t.dtype);
+  if (en - b != want)
+    fail(where + ": shape " + shape.dump() + " " + dt + " needs " + std::to_string(want) + " bytes but data_offsets " +
+         off.dump() + " span " + std::to_string(en - b));
+  t.data = base + b;
+  t.bytes = size_t(en - b);
+  return t;
+}
+
+// No two tensors share a byte. Sorted by start, a range overlaps an earlier one exactly when it
+// starts before the furthest end seen so far. Empty ranges hold no bytes and overlap nothing.
+void checkDisjoint(const std::string& source, const std::vector<TensorView>& tensors, const uint8_t* base) {
+  struct Range {
+    size_t begin, end;
+    const std::string* name;
+  };
+  std::vector<Range> ranges;
+  for (const TensorView& t : tensors)
+    ranges.push_back({size_t(t.data - base), size_t(t.data - base) + t.bytes, &t.name});
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  const Range* furthest = nullptr;
+  for (const Range& r : ranges) {
+    if (r.begin == r.end) continue;
+    if (furthest && r.begin < furthest->end)
+      failAt(source, "tensors \"" + *furthest->name + "\" and \"" + *r.name + "\" overlap (bytes " +
+                         std::to_string(furthest->begin) + ".." + std::to_string(furthest->end) + " and " +
+                         std::to_string(r.begin) + ".." + std::to_string(r.end) + ")");
+    if (!furthest || r.end > furthest->end) furthest = &r;
+  }
+}
+
+}  // namespace
+
 void Checkpoint::parse(const uint8_t* data, size_t size) {
-  auto fail = [&](const std::string& m) { throw CompileError(source_ + ": " + m); };
+  auto fail = [&](const std::string& m) { failAt(source_, m); };
   if (size < 8) fail("file of " + std::to_string(size) + " bytes is too short for a safetensors header");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = n << 8 | data[i];
@@ -135,75 +208,18 @@ void Checkpoint::parse(const uint8_t* data, size_t size) {
   if (!j.is_object()) fail("header must be a JSON object");
   const uint8_t* base = data + 8 + n;
   const size_t dataBytes = size - 8 - size_t(n);
-
-  struct Range {
-    size_t begin, end;
-    const std::string* name;
-  };
-  std::vector<Range> ranges;
   for (const auto& [name, e] : j.items()) {
-    const std::string where = "tensor \"" + name + "\"";
-    if (name == "__metadata__") {
-      if (!e.is_object()) fail("__metadata__ must be an object");
-      for (const auto& [k, v] : e.items()) {
-        if (!v.is_string()) fail("__metadata__ \"" + k + "\" must be a string");
-        metadata_[k] = v.get<std::string>();
-      }
+    if (name != "__metadata__") {
+      tensors_.push_back(readEntry(source_, name, e, base, dataBytes));
       continue;
     }
-    if (!e.is_object()) fail(where + ": must be an object");
-    json::onlyKeys(e, {"dtype", "shape", "data_offsets"}, source_ + ": " + where);
-    std::string dt = json::stringField(e, "dtype", source_ + ": " + where);
-    TensorView t{name, shapes::DType::F32, {}, nullptr, 0};
-    if (dt == "F32")
-      t.dtype = shapes::DType::F32;
-    else if (dt == "F16")
-      t.dtype = shapes::DType::F16;
-    else if (dt == "BF16")
-      t.dtype = shapes::DType::BF16;
-    else
-      fail(where + ": unknown dtype \"" + dt + "\" (kime reads F32, F16 and BF16)");
-    const json::Json& shape = json::field(e, "shape", source_ + ": " + where);
-    if (!shape.is_array()) fail(where + ": shape must be an array");
-    size_t count = 1;
-    for (const json::Json& d : shape) {
-      if (!d.is_number_unsigned()) fail(where + ": shape " + shape.dump() + " must hold sizes");
-      uint64_t v = d.get<uint64_t>();
-      if (v > (uint64_t(1) << 40) || (v && count > (uint64_t(1) << 40) / v))
-        fail(where + ": shape " + shape.dump() + " is too large");
-      count *= size_t(v);
-      t.shape.push_back(int64_t(v));
+    if (!e.is_object()) fail("__metadata__ must be an object");
+    for (const auto& [k, v] : e.items()) {
+      if (!v.is_string()) fail("__metadata__ \"" + k + "\" must be a string");
+      metadata_[k] = v.get<std::string>();
     }
-    const json::Json& off = json::field(e, "data_offsets", source_ + ": " + where);
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      fail(where + ": data_offsets must be two byte offsets, not " + off.dump());
-    uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
-    if (en < b) fail(where + ": data_offsets " + off.dump() + " end before they start");
-    if (en > dataBytes)
-      fail(where + ": data_offsets " + off.dump() + " end past the " + std::to_string(dataBytes) +
-           " data bytes of the file");
-    size_t want = count * dtypeSize(t.dtype);
-    if (en - b != want)
-      fail(where + ": shape " + shape.dump() + " " + dt + " needs " + std::to_string(want) +
-           " bytes but data_offsets " + off.dump() + " span " + std::to_string(en - b));
-    t.data = base + b;
-    t.bytes = size_t(en - b);
-    tensors_.push_back(std::move(t));
   }
-  for (const TensorView& t : tensors_)
-    ranges.push_back({size_t(t.data - base), size_t(t.data - base) + t.bytes, &t.name});
-  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  // Sorted by start, a range overlaps an earlier one exactly when it starts before the furthest
-  // end seen so far. Empty ranges hold no bytes and overlap nothing.
-  const Range* furthest = nullptr;
-  for (const Range& r : ranges) {
-    if (r.begin == r.end) continue;
-    if (furthest && r.begin < furthest->end)
-      fail("tensors \"" + *furthest->name + "\" and \"" + *r.name + "\" overlap (bytes " +
-           std::to_string(furthest->begin) + ".." + std::to_string(furthest->end) + " and " + std::to_string(r.begin) +
-           ".." + std::to_string(r.end) + ")");
-    if (!furthest || r.end > furthest->end) furthest = &r;
-  }
+  checkDisjoint(source_, tensors_, base);
 }
 
 static std::string shapeText(const std::vector<int64_t>& s) {

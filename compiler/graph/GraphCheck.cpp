@@ -193,14 +193,45 @@ static Shape weightShape(const WeightDecl& w) {
   return s;
 }
 
-std::vector<Shape> checkGraph(const Graph& g) {
-  auto fail = [](const std::string& m) { throw CompileError(m); };
-  if (g.vocab <= 0) fail("vocab must be positive, not " + std::to_string(g.vocab));
-  if (g.types <= 0) fail("types must be positive, not " + std::to_string(g.types));
+namespace {
 
-  std::map<std::string, Shape> values;
-  std::set<std::string> unusedWeights;
-  for (const InputDecl& in : graphInputs()) values.emplace(in.name, in.shape);
+using Values = std::map<std::string, Shape>;
+
+// Node `i`'s operands, each a value declared before it (nullptr for an optional one left out);
+// each weight read leaves `unusedWeights`. Its attributes are finite, integers where they must be.
+std::vector<const Shape*> nodeOperands(const Graph& g, size_t i, const Values& values,
+                                       std::set<std::string>& unusedWeights) {
+  auto fail = [](const std::string& m) { throw CompileError(m); };
+  const Node& n = g.nodes[i];
+  const OpSpec& spec = opSpec(n.kind);
+  const std::string where = describeNode(g, i);
+  std::vector<const Shape*> in;
+  for (size_t k = 0; k < spec.operands.size(); ++k) {
+    const std::string& ref = n.operands.at(k);
+    if (ref.empty()) {
+      if (!spec.operands[k].optional) fail(where + ": operand \"" + spec.operands[k].field + "\" is missing");
+      in.push_back(nullptr);
+      continue;
+    }
+    auto it = values.find(ref);
+    if (it == values.end())
+      fail(where + ": operand \"" + spec.operands[k].field + "\" names \"" + ref +
+           "\", which is not an input, a weight or an earlier node");
+    unusedWeights.erase(ref);
+    in.push_back(&it->second);
+  }
+  for (size_t k = 0; k < spec.attrs.size(); ++k) {
+    double v = n.attrs.at(k);
+    if (!std::isfinite(v)) fail(where + ": \"" + spec.attrs[k].field + "\" must be finite");
+    if (spec.attrs[k].integer && (v != std::floor(v) || std::fabs(v) > 1e9))
+      fail(where + ": \"" + spec.attrs[k].field + "\" must be an integer, not " + std::to_string(v));
+  }
+  return in;
+}
+
+// The Graph's weights as values: named, float, with positive static sizes, each name once.
+void declareWeights(const Graph& g, Values& values, std::set<std::string>& unusedWeights) {
+  auto fail = [](const std::string& m) { throw CompileError(m); };
   for (size_t i = 0; i < g.weights.size(); ++i) {
     const WeightDecl& w = g.weights[i];
     std::string where = "weight " + std::to_string(i) + " (\"" + w.name + "\")";
@@ -212,6 +243,19 @@ std::vector<Shape> checkGraph(const Graph& g) {
     if (!values.emplace(w.name, weightShape(w)).second) fail(where + ": the name \"" + w.name + "\" is already taken");
     unusedWeights.insert(w.name);
   }
+}
+
+}  // namespace
+
+std::vector<Shape> checkGraph(const Graph& g) {
+  auto fail = [](const std::string& m) { throw CompileError(m); };
+  if (g.vocab <= 0) fail("vocab must be positive, not " + std::to_string(g.vocab));
+  if (g.types <= 0) fail("types must be positive, not " + std::to_string(g.types));
+
+  Values values;
+  std::set<std::string> unusedWeights;
+  for (const InputDecl& in : graphInputs()) values.emplace(in.name, in.shape);
+  declareWeights(g, values, unusedWeights);
 
   std::vector<Shape> result;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -220,28 +264,7 @@ std::vector<Shape> checkGraph(const Graph& g) {
     std::string where = describeNode(g, i);
     if (n.name.empty()) fail("node " + std::to_string(i) + " (" + spec.name + "): no name");
     if (values.count(n.name)) fail(where + ": the name \"" + n.name + "\" is already taken");
-    std::vector<const Shape*> in;
-    for (size_t k = 0; k < spec.operands.size(); ++k) {
-      const std::string& ref = n.operands.at(k);
-      if (ref.empty()) {
-        if (!spec.operands[k].optional) fail(where + ": operand \"" + spec.operands[k].field + "\" is missing");
-        in.push_back(nullptr);
-        continue;
-      }
-      auto it = values.find(ref);
-      if (it == values.end())
-        fail(where + ": operand \"" + spec.operands[k].field + "\" names \"" + ref +
-             "\", which is not an input, a weight or an earlier node");
-      unusedWeights.erase(ref);
-      in.push_back(&it->second);
-    }
-    for (size_t k = 0; k < spec.attrs.size(); ++k) {
-      double v = n.attrs.at(k);
-      if (!std::isfinite(v)) fail(where + ": \"" + spec.attrs[k].field + "\" must be finite");
-      if (spec.attrs[k].integer && (v != std::floor(v) || std::fabs(v) > 1e9))
-        fail(where + ": \"" + spec.attrs[k].field + "\" must be an integer, not " + std::to_string(v));
-    }
-    Inferred r = inferNode(n, in);
+    Inferred r = inferNode(n, nodeOperands(g, i, values, unusedWeights));
     if (!r.ok()) fail(where + ": " + r.error);
     checkBatchOperands(n, spec, where);
     values.emplace(n.name, r.shape);

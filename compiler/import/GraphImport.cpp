@@ -61,6 +61,34 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const Graph& g) {
   return module;
 }
 
+namespace {
+
+// A Graph op of the dialect as the Graph's node: its kind, name, operands (by the names of the
+// values they read) and attributes.
+Node exportNode(Operation& op, const DenseMap<Value, std::string>& names) {
+  StringRef opName = op.getName().getStringRef();
+  const OpSpec* spec = opName.consume_front("kime.") ? findOpSpec(opName.str()) : nullptr;
+  if (!spec) throw CompileError("op " + op.getName().getStringRef().str() + " is not a Graph op");
+  Node n{spec->kind, op.getAttrOfType<StringAttr>("node").str(), {}, {}};
+  unsigned next = 0;
+  for (size_t k = 0; k < spec->operands.size(); ++k) {
+    // Only the last operand is ever optional, so running out of operands means it is absent.
+    n.operands.push_back(next < op.getNumOperands() ? names.lookup(op.getOperand(next++)) : "");
+  }
+  for (const OpSpec::Attr& a : spec->attrs) {
+    Attribute attr = op.getAttr(a.field);
+    if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
+      n.attrs.push_back(double(i.getInt()));
+    else if (auto f = dyn_cast_or_null<FloatAttr>(attr))
+      n.attrs.push_back(f.getValueAsDouble());
+    else
+      throw CompileError("op " + opName.str() + " \"" + n.name + "\" lacks " + a.field);
+  }
+  return n;
+}
+
+}  // namespace
+
 Graph exportGraph(ModuleOp module) {
   func::FuncOp fn;
   for (auto f : module.getOps<func::FuncOp>()) {
@@ -100,24 +128,7 @@ Graph exportGraph(ModuleOp module) {
       g.act = names.lookup(ret.getOperand(1));
       continue;
     }
-    StringRef opName = op.getName().getStringRef();
-    const OpSpec* spec = opName.consume_front("kime.") ? findOpSpec(opName.str()) : nullptr;
-    if (!spec) throw CompileError("op " + op.getName().getStringRef().str() + " is not a Graph op");
-    Node n{spec->kind, op.getAttrOfType<StringAttr>("node").str(), {}, {}};
-    unsigned next = 0;
-    for (size_t k = 0; k < spec->operands.size(); ++k) {
-      // Only the last operand is ever optional, so running out of operands means it is absent.
-      n.operands.push_back(next < op.getNumOperands() ? names.lookup(op.getOperand(next++)) : "");
-    }
-    for (const OpSpec::Attr& a : spec->attrs) {
-      Attribute attr = op.getAttr(a.field);
-      if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
-        n.attrs.push_back(double(i.getInt()));
-      else if (auto f = dyn_cast_or_null<FloatAttr>(attr))
-        n.attrs.push_back(f.getValueAsDouble());
-      else
-        throw CompileError("op " + opName.str() + " \"" + n.name + "\" lacks " + a.field);
-    }
+    Node n = exportNode(op, names);
     names[op.getResult(0)] = n.name;
     g.nodes.push_back(std::move(n));
   }

@@ -232,6 +232,23 @@ void applyDefaultTargets(CompileOptions& o, bool defaultArchs) {
   if (defaultArchs && o.cpuPrecision == Arithmetic::f32 && cuda::canMakePtx()) o.cudaArchs = {"sm_80", "sm_90"};
 }
 
+namespace {
+
+// The options, before anything long: known targets, precisions and CUDA maths and archs, a
+// self-test that the buckets can hold, an output.
+void checkOptions(const CompileOptions& o, const std::vector<Stage>& stages) {
+  for (const std::string& t : o.targets) cpu::halideTarget(t);  // refuses unknown ones early
+  checkPrecision(o);
+  if (o.selftest) checkSelftestCount(stages, o.selftest);
+  for (const std::string& m : o.cudaMath) cuda::parseMath(m);
+  if (o.emit == Emit::None)
+    for (const std::string& arch : o.cudaArchs) cuda::checkArch(arch);  // before the long CPU part
+  if (o.emit == Emit::None && o.targets.empty()) throw CompileError("no --target given");
+  if (o.emit == Emit::None && o.output.empty()) throw CompileError("no output file given (-o)");
+}
+
+}  // namespace
+
 void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& log) {
   auto start = std::chrono::steady_clock::now();
   CompileOptions given = asked;
@@ -254,14 +271,7 @@ void compileModel(const CompileOptions& asked, std::ostream& out, std::ostream& 
   ck->checkAgainst(g);
   if (refit) checkNoExtraTensors(*ck, g);
   std::vector<Stage> stages = readBucketsFile(o.buckets);
-  for (const std::string& t : o.targets) cpu::halideTarget(t);  // refuses unknown ones early
-  checkPrecision(o);
-  if (o.selftest) checkSelftestCount(stages, o.selftest);
-  for (const std::string& m : o.cudaMath) cuda::parseMath(m);
-  if (o.emit == Emit::None)
-    for (const std::string& arch : o.cudaArchs) cuda::checkArch(arch);  // before the long CPU part
-  if (o.emit == Emit::None && o.targets.empty()) throw CompileError("no --target given");
-  if (o.emit == Emit::None && o.output.empty()) throw CompileError("no output file given (-o)");
+  checkOptions(o, stages);
 
   std::optional<Section> expected = o.emit == Emit::None ? expectedSelftest(o, g, *ck, stages, log) : std::nullopt;
   const std::unique_ptr<KernelCache> cache = openCache(given, log);

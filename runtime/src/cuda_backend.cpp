@@ -79,6 +79,33 @@ CudaModel::~CudaModel() {
   if (ctx) d->primaryCtxRelease(device);
 }
 
+namespace {
+
+// The newest PTX of this arithmetic a device of compute capability `sm` can run (the driver
+// compiles PTX forward, never back); sections are named code.ptx.MATH.ARCH. Sets cm.arch.
+Expected<const SectionInfo*> newestPtx(const ModelImpl& m, CudaMath math, int sm, CudaModel& cm) {
+  const std::string mathDot = std::string(cudaMathName(math)) + ".";
+  const SectionInfo* ptx = nullptr;
+  int best = 0;
+  std::string have;
+  for (const std::string& name : m.sectionsUnder(KIME_SECTION_PTX_CODE)) {
+    have += (have.empty() ? "" : ", ") + name;
+    if (name.compare(0, mathDot.size(), mathDot) != 0) continue;
+    std::string arch = name.substr(mathDot.size());
+    int n = smNumber(arch);
+    if (n && n <= sm && n > best) best = n, ptx = m.section(KIME_SECTION_PTX_CODE + name), cm.arch = arch;
+  }
+  if (ptx) return ptx;
+  return Error::unsupported(m.path + ": " +
+                            (have.empty()
+                                 ? std::string("the artifact has no CUDA code (compiled with --cuda-arch none)")
+                                 : "the artifact has PTX for " + have) +
+                            ", but " + cm.deviceName + " (sm_" + std::to_string(sm) + ") needs " + mathDot + "sm_" +
+                            std::to_string(sm) + " or older");
+}
+
+}  // namespace
+
 Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
   std::lock_guard<std::mutex> hold(m.cudaLock);
   if (m.cuda[math]) return m.cuda[math];
@@ -108,31 +135,13 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
     return *e;
   const int sm = major * 10 + minor;
 
-  // The newest PTX of this arithmetic the device can run (the driver compiles PTX forward,
-  // never back). Sections are named code.ptx.MATH.ARCH.
-  const std::string mathDot = std::string(cudaMathName(math)) + ".";
-  const SectionInfo* ptx = nullptr;
-  int best = 0;
-  std::string have;
-  for (const std::string& name : m.sectionsUnder(KIME_SECTION_PTX_CODE)) {
-    have += (have.empty() ? "" : ", ") + name;
-    if (name.compare(0, mathDot.size(), mathDot) != 0) continue;
-    std::string arch = name.substr(mathDot.size());
-    int n = smNumber(arch);
-    if (n && n <= sm && n > best) best = n, ptx = m.section(KIME_SECTION_PTX_CODE + name), cm->arch = arch;
-  }
-  if (!ptx)
-    return Error::unsupported(m.path + ": " +
-                              (have.empty()
-                                   ? std::string("the artifact has no CUDA code (compiled with --cuda-arch none)")
-                                   : "the artifact has PTX for " + have) +
-                              ", but " + cm->deviceName + " (sm_" + std::to_string(sm) + ") needs " + mathDot + "sm_" +
-                              std::to_string(sm) + " or older");
+  auto ptx = newestPtx(m, math, sm, *cm);
+  if (!ptx) return ptx.error();
 
   if (auto e = check("cuDevicePrimaryCtxRetain", d->primaryCtxRetain(&cm->ctx, cm->device))) return *e;
   if (auto e = check("cuCtxSetCurrent", d->ctxSetCurrent(cm->ctx))) return *e;
   // The driver wants the PTX text NUL-terminated; the section is not.
-  std::string text(reinterpret_cast<const char*>(m.map + ptx->offset), size_t(ptx->size));
+  std::string text(reinterpret_cast<const char*>(m.map + (*ptx)->offset), size_t((*ptx)->size));
   if (auto e = check("cuModuleLoadData", d->moduleLoadData(&cm->module, text.c_str()))) return *e;
   for (const std::string& k : m.kernelNames) {
     cu::Function f = nullptr;
@@ -147,6 +156,66 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
   m.cuda[math] = cm;
   return cm;
 }
+
+namespace {
+
+// Records a run of `p`'s bucket on its stream, which is capturing: copy in, the plan's kernels,
+// copy out (launch parameters are copied at capture). The first failure's call goes to `failed`.
+cu::Result captureRun(const CudaModel& cm, CudaPlan& p, const char*& failed) {
+  // Every kernel argument's device address: arena offsets, weights, staged inputs.
+  const StagingLayout& l = p.layout;
+  const BucketInfo& b = *p.info;
+  const cu::Driver* d = cm.d;
+  auto inputAt = [&](InputId id) -> cu::DevicePtr {
+    switch (id) {
+      case KIME_INPUT_IDS:
+        return p.staging + l.ids;
+      case KIME_INPUT_QTYPE:
+        return p.staging + l.qtype;
+      case KIME_INPUT_CU:
+        return p.staging + l.cu;
+      case KIME_INPUT_MARKERS:
+        return p.staging + l.markers;
+      case KIME_INPUT_MCU:
+        return p.staging + l.mcu;
+      default:
+        return p.staging + l.staged[stagedIndex(id)];
+    }
+  };
+  std::vector<cu::DevicePtr> values;
+  std::vector<void*> params;
+
+  cu::Result r = d->memcpyHtoDAsync(p.staging, p.hostStaging, l.bytes, p.stream);
+  failed = r ? "cuMemcpyHtoDAsync (capture)" : nullptr;
+  for (const StepInfo& s : b.steps) {
+    if (r) break;
+    values.assign(1, p.staging + l.counts);
+    for (const ArgInfo& a : s.args) {
+      if (a.source == ArgInfo::Source::Arena)
+        values.push_back(p.arena + uint64_t(a.offset));
+      else if (a.source == ArgInfo::Source::Weight)
+        values.push_back(cm.weights + cm.weightOffsets[size_t(a.weight)]);
+      else
+        values.push_back(inputAt(a.input));
+    }
+    params.clear();
+    for (cu::DevicePtr& v : values) params.push_back(&v);
+    const StepInfo::Launch& l = s.launch[cm.math];
+    r = d->launchKernel(cm.functions[s.kernel], l.gridX, l.gridY, 1, l.block, 1, 1, 0, p.stream, params.data(),
+                        nullptr);
+    if (r) failed = "cuLaunchKernel (capture)";
+  }
+  if (!r) {
+    r = d->memcpyDtoHAsync(p.hostOut, p.arena + uint64_t(b.logits.offset), b.bucket.markers * 4, p.stream);
+    if (!r)
+      r = d->memcpyDtoHAsync(p.hostOut + b.bucket.markers, p.arena + uint64_t(b.act.offset), b.bucket.seqs * 8,
+                             p.stream);
+    if (r) failed = "cuMemcpyDtoHAsync (capture)";
+  }
+  return r;
+}
+
+}  // namespace
 
 std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPlanPtr& out) {
   const cu::Driver* d = cm.d;
@@ -174,56 +243,9 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
   p->hostOut = static_cast<float*>(host);
   if (auto e = check("cuStreamCreate", d->streamCreate(&p->stream, cu::kStreamNonBlocking))) return e;
 
-  // Every kernel argument's device address: arena offsets, weights, staged inputs.
-  const StagingLayout& l = p->layout;
-  auto inputAt = [&](InputId id) -> cu::DevicePtr {
-    switch (id) {
-      case KIME_INPUT_IDS:
-        return p->staging + l.ids;
-      case KIME_INPUT_QTYPE:
-        return p->staging + l.qtype;
-      case KIME_INPUT_CU:
-        return p->staging + l.cu;
-      case KIME_INPUT_MARKERS:
-        return p->staging + l.markers;
-      case KIME_INPUT_MCU:
-        return p->staging + l.mcu;
-      default:
-        return p->staging + l.staged[stagedIndex(id)];
-    }
-  };
-  std::vector<cu::DevicePtr> values;
-  std::vector<void*> params;
-
-  // Capture: copy in, the plan's kernels, copy out. Launch parameters are copied at capture.
   if (auto e = check("cuStreamBeginCapture", d->streamBeginCapture(p->stream, cu::kCaptureModeThreadLocal))) return e;
-  cu::Result r = d->memcpyHtoDAsync(p->staging, p->hostStaging, l.bytes, p->stream);
-  const char* failed = r ? "cuMemcpyHtoDAsync (capture)" : nullptr;
-  for (const StepInfo& s : b.steps) {
-    if (r) break;
-    values.assign(1, p->staging + l.counts);
-    for (const ArgInfo& a : s.args) {
-      if (a.source == ArgInfo::Source::Arena)
-        values.push_back(p->arena + uint64_t(a.offset));
-      else if (a.source == ArgInfo::Source::Weight)
-        values.push_back(cm.weights + cm.weightOffsets[size_t(a.weight)]);
-      else
-        values.push_back(inputAt(a.input));
-    }
-    params.clear();
-    for (cu::DevicePtr& v : values) params.push_back(&v);
-    const StepInfo::Launch& l = s.launch[cm.math];
-    r = d->launchKernel(cm.functions[s.kernel], l.gridX, l.gridY, 1, l.block, 1, 1, 0, p->stream, params.data(),
-                        nullptr);
-    if (r) failed = "cuLaunchKernel (capture)";
-  }
-  if (!r) {
-    r = d->memcpyDtoHAsync(p->hostOut, p->arena + uint64_t(b.logits.offset), b.bucket.markers * 4, p->stream);
-    if (!r)
-      r = d->memcpyDtoHAsync(p->hostOut + b.bucket.markers, p->arena + uint64_t(b.act.offset), b.bucket.seqs * 8,
-                             p->stream);
-    if (r) failed = "cuMemcpyDtoHAsync (capture)";
-  }
+  const char* failed = nullptr;
+  cu::Result r = captureRun(cm, *p, failed);
   cu::Result endR = d->streamEndCapture(p->stream, &p->graph);
   if (r) return check(failed, r);
   if (auto e = check("cuStreamEndCapture", endR)) return e;

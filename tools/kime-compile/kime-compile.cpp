@@ -148,6 +148,32 @@ static void checkInputs() {
                              ": give only --weights, -o, --verify, -j, --sign and --drop-selftest");
 }
 
+// The command line's options (but --cpu-precision, parsed with the inputs' checks) into `o`;
+// an ONNX model's Graph and checkpoint where one was imported.
+static void setOptions(kime::CompileOptions& o, const kime::ImportedOnnx* onnx) {
+  o.refit = refitPath;
+  o.dropSelftest = dropSelftest;
+  o.update = update;
+  o.graph = onnx ? onnx->graph() : graphPath;
+  o.weights = onnx ? onnx->weights() : weightsPath;
+  o.buckets = bucketsPath;
+  o.output = outPath;
+  o.targets.assign(targets.begin(), targets.end());
+  o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
+  kime::applyDefaultTargets(o, cudaArchs.empty());
+  if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
+  o.signKey = signKey;
+  if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
+  o.verify = verify;
+  o.pruneRows = !noPruneRows;
+  o.fusion = !noFusion;
+  o.jobs = jobs;
+  o.selftest = selftest;
+  o.selftestFrom = selftestFrom;
+  o.cache = !noCache;
+  o.cacheDir = cacheDir;
+}
+
 int main(int argc, char** argv) {
   kime::tools::parseToolOptions(argc, argv, "kime ahead-of-time graph compiler\n");
   kime::CompileOptions o;
@@ -170,27 +196,7 @@ int main(int argc, char** argv) {
       std::cerr << "kime-compile: error: " << e.what() << "\n";
       return 1;
     }
-  o.refit = refitPath;
-  o.dropSelftest = dropSelftest;
-  o.update = update;
-  o.graph = onnx ? onnx->graph() : graphPath;
-  o.weights = onnx ? onnx->weights() : weightsPath;
-  o.buckets = bucketsPath;
-  o.output = outPath;
-  o.targets.assign(targets.begin(), targets.end());
-  o.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
-  kime::applyDefaultTargets(o, cudaArchs.empty());
-  if (o.cudaArchs == std::vector<std::string>{"none"}) o.cudaArchs.clear();
-  o.signKey = signKey;
-  if (!cudaMath.empty()) o.cudaMath.assign(cudaMath.begin(), cudaMath.end());
-  o.verify = verify;
-  o.pruneRows = !noPruneRows;
-  o.fusion = !noFusion;
-  o.jobs = jobs;
-  o.selftest = selftest;
-  o.selftestFrom = selftestFrom;
-  o.cache = !noCache;
-  o.cacheDir = cacheDir;
+  setOptions(o, onnx.get());
   try {
     o.emit = kime::parseEmit(emit);
     if (!embed.empty() && o.emit != kime::Emit::None)
