@@ -1,5 +1,5 @@
 // What codegen needs to know about one kernel, and what the plan needs to call it: plain C++,
-// read off a planned `kime.kernel` op. CPU (Halide) and CUDA codegen both start from here.
+// read off a planned kernel op. CPU (Halide) and CUDA codegen both start from here.
 #ifndef KIME_KERNELS_KERNELSPEC_H
 #define KIME_KERNELS_KERNELSPEC_H
 

@@ -5,6 +5,7 @@
 #include "import/GraphImport.h"
 #include "kime/Transforms/Passes.h"
 #include "kime/core/LinearArithmetic.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "support/Diagnostic.h"
@@ -12,9 +13,19 @@
 namespace kime {
 
 using namespace mlir;
-using mlir::kime::KernelOp;
+using mlir::kime::AttentionKernelOp;
+using mlir::kime::EltwiseKernelOp;
+using mlir::kime::EmbedKernelOp;
+using mlir::kime::GatherKernelOp;
+using mlir::kime::HeadKernelOp;
+using mlir::kime::KernelOpInterface;
 using mlir::kime::KernelRole;
 using mlir::kime::KimeTensorType;
+using mlir::kime::LinearKernelOp;
+using mlir::kime::NormKernelOp;
+using mlir::kime::PoolKernelOp;
+using mlir::kime::RopeKernelOp;
+using mlir::kime::SelectKernelOp;
 using mlir::kime::WeightOp;
 
 int64_t KernelRegistry::intern(KernelSpec s) {
@@ -121,52 +132,38 @@ class StepBuilder {
   StepBuilder(const Bucket& b, int64_t ropeRows, int64_t vocab, WeightPacker& w)
       : b_(b), ropeRows_(ropeRows), vocab_(vocab), w_(w) {}
 
-  PlanStep build(KernelOp k, KernelSpec& s) {
+  PlanStep build(KernelOpInterface k, KernelSpec& s) {
     PlanStep step;
-    step.node = k.getNode().str();
-    s.kind = kime_kernel_class(k.getKind());  // numbered as plan.h (KimeDialect.cpp checks)
-    shapes::Shape outShape = cast<KimeTensorType>(k.getType()).toShape();
+    step.node = k.getNodeName().str();
+    s.kind = kime_kernel_class(k.getKernelClass());  // numbered as plan.h (KernelOps.cpp checks)
+    const Value result = k->getResult(0);
+    shapes::Shape outShape = cast<KimeTensorType>(result.getType()).toShape();
     s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
-    setRows(k.getResult(), s);
+    setRows(result, s);
     SlotArgs args;
-    switch (s.kind) {
-      case KIME_CLASS_EMBED:
-        embed(k, s, args);
-        break;
-      case KIME_CLASS_NORM:
-        input(k, s, args), norm(k, s, args);
-        break;
-      case KIME_CLASS_LINEAR:
-        step.flops = linear(k, s, args);
-        break;
-      case KIME_CLASS_ATTENTION:
-        step.flops = attention(k, s, args);
-        break;
-      case KIME_CLASS_HEAD:
-        step.flops = head(k, s, args);
-        break;
-      case KIME_CLASS_SELECT:
-        input(k, s, args);
-        args.set("rows", outputRows(KIME_INPUT_OUT_ROWS));
-        break;
-      case KIME_CLASS_GATHER:
-        gather(k, s, args);
-        break;
-      case KIME_CLASS_ELTWISE:
-        eltwise(k, s, args);
-        break;
-      case KIME_CLASS_ROPE:
-        rope(k, s, args, step.node);
-        break;
-      case KIME_CLASS_POOL:
-        input(k, s, args);
-        args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
-        args.set("cu", inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32));
-        break;
-      default:
-        throw CompileError("internal: kernel \"" + step.node + "\" of no known class");
-    }
-    PlanArg out = arenaArg(k.getResult());
+    llvm::TypeSwitch<Operation*>(k)
+        .Case([&](EmbedKernelOp op) { embed(op, s, args); })
+        .Case([&](NormKernelOp op) {
+          input(op, s, args);
+          norm(op, op.getNorm(), op.getEpsAttr(), s, args);
+        })
+        .Case([&](LinearKernelOp op) { step.flops = linear(op, s, args); })
+        .Case([&](AttentionKernelOp op) { step.flops = attention(op, s, args); })
+        .Case([&](HeadKernelOp op) { step.flops = head(op, s, args); })
+        .Case([&](SelectKernelOp op) {
+          input(op, s, args);
+          args.set("rows", outputRows(KIME_INPUT_OUT_ROWS));
+        })
+        .Case([&](GatherKernelOp op) { gather(op, s, args); })
+        .Case([&](EltwiseKernelOp op) { eltwise(op, s, args); })
+        .Case([&](RopeKernelOp op) { rope(op, s, args, step.node); })
+        .Case([&](PoolKernelOp op) {
+          input(op, s, args);
+          args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
+          args.set("cu", inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32));
+        })
+        .Default([&](Operation*) { throw CompileError("internal: kernel \"" + step.node + "\" of no known class"); });
+    PlanArg out = arenaArg(result);
     if (s.kind == KIME_CLASS_HEAD) out.cols = s.out;  // [M] logits are [M, 1] to the kernel
     args.set("out", out);
     step.args = args.inOrder(s, step.node);
@@ -176,7 +173,7 @@ class StepBuilder {
  private:
   // A weight packed in `layout`; a value computed from weights is read as it is (the "rows"
   // layout), which kime-fuse asks of no other layout.
-  PlanArg weight(KernelOp k, KernelRole role, const WeightLayout& layout) {
+  PlanArg weight(KernelOpInterface k, KernelRole role, const WeightLayout& layout) {
     Value v = k.getRoleOperand(role);
     if (layout == WeightLayout::rows()) return valueArg(v);
     auto op = v.getDefiningOp<WeightOp>();
@@ -225,9 +222,9 @@ class StepBuilder {
 
   // RoPE by any positions: tables of the angles for every position they can take (the longest
   // sequence, or the vocabulary for token ids).
-  void rope(KernelOp k, KernelSpec& s, SlotArgs& args, const std::string& node) {
+  void rope(RopeKernelOp k, KernelSpec& s, SlotArgs& args, const std::string& node) {
     input(k, s, args);
-    s.ropeHeads = k.getRopeHeads().value_or(0);
+    s.ropeHeads = int64_t(k.getRopeHeads());
     s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
     PlanArg pos = indexArg(k.getIndex(), s, node);
     s.ropeRows = pos.input == KIME_INPUT_IDS ? vocab_ : ropeRows_;
@@ -238,13 +235,13 @@ class StepBuilder {
   }
 
   // A gather's table or matrix, and the index of each output row.
-  void gather(KernelOp k, KernelSpec& s, SlotArgs& args) {
+  void gather(GatherKernelOp k, KernelSpec& s, SlotArgs& args) {
     // arith(int8): a token table's int8 rows (the verifier allows it on gather(rows) of a weight).
     s.arith = k.getArith().value_or(Arithmetic::f32);
     input(k, s, args, s.int8() ? WeightLayout::int8Rows() : WeightLayout::rows());
     if (s.int8()) args.set("x_scale", weight(k, KernelRole::x, WeightLayout::int8RowScales()));
     const bool picked = hasOutputRows(k.getX());
-    switch (*k.getGather()) {
+    switch (k.getGather()) {
       case GatherKind::rows: {
         PlanArg index = indexArg(k.getIndex(), s, k.getNode().str());
         args.set(s.indexU8 ? "index_u8" : "index", index);
@@ -267,39 +264,39 @@ class StepBuilder {
   }
 
   // An elementwise program (an eltwise kernel's, or a linear's epilogue) and its inputs in1..in3.
-  void program(KernelOp k, KernelSpec& s, SlotArgs& args) {
-    if (!k.getProgram()) return;
-    s.program = k.getProgram()->getProgram();
+  void program(KernelOpInterface k, mlir::kime::ProgramAttr program, KernelSpec& s, SlotArgs& args) {
+    if (!program) return;
+    s.program = program.getProgram();
     const std::pair<const char*, KernelRole> inputs[] = {
         {"in1", KernelRole::in1}, {"in2", KernelRole::in2}, {"in3", KernelRole::in3}};
     for (const auto& [slot, role] : inputs)
       if (Value v = k.getRoleOperand(role)) args.set(slot, valueArg(v));
   }
 
-  void eltwise(KernelOp k, KernelSpec& s, SlotArgs& args) {
+  void eltwise(EltwiseKernelOp k, KernelSpec& s, SlotArgs& args) {
     s.vector = cast<KimeTensorType>(k.getType()).getDims().size() == 1;
     args.set("x", valueArg(k.getX()));
     s.in = s.out;
-    program(k, s, args);
+    program(k, k.getProgramAttr(), s, args);
   }
 
   // The input rows (a weight in `layout`); their width is the kernel's `in`.
-  void input(KernelOp k, KernelSpec& s, SlotArgs& args, const WeightLayout& layout = WeightLayout::rows()) {
+  void input(KernelOpInterface k, KernelSpec& s, SlotArgs& args, const WeightLayout& layout = WeightLayout::rows()) {
     PlanArg x = weight(k, KernelRole::x, layout);
     s.in = x.cols;
     args.set("x", x);
   }
 
-  // The weights of the norm in front of the input rows, if any.
-  void norm(KernelOp k, KernelSpec& s, SlotArgs& args) {
-    if (!k.getNorm()) return;
-    s.norm = *k.getNorm();
-    s.eps = k.getEpsAttr().getValueAsDouble();
+  // The norm in front of the input rows and its weights.
+  void norm(KernelOpInterface k, NormKind n, FloatAttr eps, KernelSpec& s, SlotArgs& args) {
+    s.norm = n;
+    s.eps = eps.getValueAsDouble();
     args.set("norm_weight", weight(k, KernelRole::norm_weight, WeightLayout::rows()));
-    if (k.getNormBias()) args.set("norm_bias", weight(k, KernelRole::norm_bias, WeightLayout::rows()));
+    if (k.getRoleOperand(KernelRole::norm_bias))
+      args.set("norm_bias", weight(k, KernelRole::norm_bias, WeightLayout::rows()));
   }
 
-  void embed(KernelOp k, KernelSpec& s, SlotArgs& args) {
+  void embed(EmbedKernelOp k, KernelSpec& s, SlotArgs& args) {
     args.set("ids", inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32));
     args.set("tokpos", tokens(KIME_INPUT_TOKPOS));
     s.arith = k.getArith().value_or(Arithmetic::f32);
@@ -316,7 +313,7 @@ class StepBuilder {
   }
 
   // Returns the matmul FLOPs per row of output.
-  double linear(KernelOp k, KernelSpec& s, SlotArgs& args) {
+  double linear(LinearKernelOp k, KernelSpec& s, SlotArgs& args) {
     input(k, s, args);  // normed by a norm kernel when a norm is in front
     s.act = k.getAct().value_or(Activation::none);
     s.weightRows = !k.getWeight().getDefiningOp<WeightOp>();
@@ -355,19 +352,19 @@ class StepBuilder {
     }
     s.residual = bool(k.getResidual());
     if (s.residual) args.set("residual", valueArg(k.getResidual()));
-    program(k, s, args);
+    program(k, k.getProgramAttr(), s, args);
     // A few-row bucket's linear (the registry keeps it apart only where codegen says its code differs).
     s.fewRows = rowBound(s, b_.tokens, b_.seqs, b_.markers) <= kFewRows;
     return 2.0 * double(s.in) * double(s.out) * (s.act == Activation::swiglu ? 2 : 1);
   }
 
   // Returns the FLOPs per (query, key) pair: q.k and p.v.
-  double attention(KernelOp k, KernelSpec& s, SlotArgs& args) {
+  double attention(AttentionKernelOp k, KernelSpec& s, SlotArgs& args) {
     PlanArg q = arenaArg(k.getQ()), kk = arenaArg(k.getK());
     s.in = q.cols;
     s.kvWidth = kk.cols;
-    s.heads = k.getHeads().value_or(0);
-    s.kvHeads = k.getKvHeads().value_or(0);
+    s.heads = int64_t(k.getHeads());
+    s.kvHeads = int64_t(k.getKvHeads());
     s.scale = k.getScaleAttr().getValueAsDouble();
     s.maxLen = b_.tokens;
     args.set("q", q);
@@ -379,10 +376,10 @@ class StepBuilder {
   }
 
   // Returns the matmul FLOPs per row of output.
-  double head(KernelOp k, KernelSpec& s, SlotArgs& args) {
+  double head(HeadKernelOp k, KernelSpec& s, SlotArgs& args) {
     input(k, s, args);
-    norm(k, s, args);
-    s.rows = *k.getRows();
+    if (k.getNorm()) norm(k, *k.getNorm(), k.getEpsAttr(), s, args);
+    s.rows = k.getRows();
     const bool picked = hasOutputRows(k.getX());
     args.set("rows", s.rows == HeadRows::markers
                          ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M,
@@ -429,7 +426,7 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
   StepBuilder sb(bucket, ropeRows, g.vocab, weights);
   for (auto fn : module->getOps<func::FuncOp>()) {
     plan.arena = fn->getAttrOfType<IntegerAttr>(mlir::kime::kArenaAttr).getInt();
-    for (KernelOp k : fn.getOps<KernelOp>()) {
+    for (KernelOpInterface k : fn.getOps<KernelOpInterface>()) {
       KernelSpec spec;
       PlanStep step = sb.build(k, spec);
       step.kernel = kernels.intern(spec);

@@ -36,7 +36,7 @@ def Kime_ProgramAttr : AttrDef<Kime_Dialect, "Program"> {
 // A kernel's choice: a value of one of the enums of kime/core/KernelChoices.h, the one place
 // they are defined (the KernelSpec, the options and the reference read the same enums). The
 // attribute is written `#kime.norm_kind<rms>` on its own, and by its name alone (`rms`) in
-// kime.kernel's format (the `choice` directive); `none` is never written: a kernel without the
+// a kernel op's format (the `choice` directive); `none` is never written: a kernel without the
 // choice has no attribute.
 class Kime_ChoiceParameter<string cppEnum> : AttrParameter<cppEnum, ""> {
   let parser = "::mlir::kime::parseChoiceKeyword<" # cppEnum # ">($_parser)";

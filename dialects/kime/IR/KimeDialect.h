@@ -57,7 +57,7 @@ FailureOr<E> parseChoiceKeyword(AsmParser& parser) {
   return *e;
 }
 
-// kime.kernel's `choice` directive: a choice attribute by its value's name alone.
+// The kernel ops' `choice` directive: a choice attribute by its value's name alone.
 template <class A>
 ParseResult parseChoice(OpAsmParser& parser, A& attr) {
   auto e = parseChoiceKeyword<decltype(A().getValue())>(parser);
@@ -67,6 +67,10 @@ ParseResult parseChoice(OpAsmParser& parser, A& attr) {
 }
 template <class A>
 void printChoice(OpAsmPrinter& printer, Operation*, A attr) {
+  if (!attr) {
+    printer << "<<NULL ATTRIBUTE>>";  // as MLIR prints a required attribute not yet set
+    return;
+  }
   printer << ::kime::nameOf(attr.getValue());
 }
 }  // namespace mlir::kime
@@ -78,6 +82,24 @@ void printChoice(OpAsmPrinter& printer, Operation*, A attr) {
 
 #define GET_ATTRDEF_CLASSES
 #include "kime/IR/KimeAttrs.h.inc"
+
+namespace mlir::kime {
+// The builder every kernel op shares: its operands from `byRole` (one value or null per
+// KernelRole) in the op's order (`roles`, the op's kRoles), with their segment sizes where it
+// has optional ones.
+template <class Properties, bool kSegments, size_t N>
+void buildKernel(OpBuilder& b, OperationState& state, Type result, StringRef node, ArrayRef<Value> byRole,
+                 const KernelRole (&roles)[N]) {
+  auto& props = state.getOrAddProperties<Properties>();
+  props.node = b.getStringAttr(node);
+  for (size_t i = 0; i < N; ++i) {
+    const Value v = byRole[size_t(roles[i])];
+    if (v) state.addOperands(v);
+    if constexpr (kSegments) props.operandSegmentSizes[i] = v ? 1 : 0;
+  }
+  state.addTypes(result);
+}
+}  // namespace mlir::kime
 
 #define GET_OP_CLASSES
 #include "kime/IR/KimeOps.h.inc"
@@ -93,12 +115,14 @@ constexpr unsigned kKernelRoleCount = getMaxEnumValForKernelRole() + 1;
 using KernelRoleSet = uint32_t;
 constexpr KernelRoleSet roleBit(KernelRole r) { return KernelRoleSet(1) << unsigned(r); }
 
-// The operand roles of a kernel class: those it must have, and those it may have besides. A
-// kernel with any other role is invalid.
-struct KernelRoles {
-  KernelRoleSet required = 0, optional = 0;
-};
-const KernelRoles& kernelRoles(KernelClass c);
+// A new kernel of class `kind` (the op of that class) at the builder's insertion point, its
+// operands from `byRole` (one value or null per role); its choices are set afterwards.
+Operation* createKernel(OpBuilder& b, Location loc, Type result, KernelClass kind, StringRef node,
+                        ArrayRef<Value> byRole);
+
+// Sets choice `name` (`norm`, `eps`, `act`, `rope_heads`, ...) of a kernel; a choice its class
+// does not have is an internal error, never a silent discardable attribute.
+void setKernelChoice(Operation* kernel, StringRef name, Attribute value);
 
 }  // namespace mlir::kime
 

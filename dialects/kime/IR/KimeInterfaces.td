@@ -12,13 +12,22 @@ def Kime_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   }];
   let methods = [
     InterfaceMethod<"The kernel's class (plan.h's numbering).", "::mlir::kime::KernelClass",
-                    "getKernelClass">,
-    InterfaceMethod<"The operand playing `role`, or null.", "::mlir::Value", "getRoleOperand",
-                    (ins "::mlir::kime::KernelRole":$role)>,
+                    "getKernelClass", (ins), "", [{ return ConcreteOp::kKernelClass; }]>,
+    InterfaceMethod<"The Graph node the kernel ends at.", "::llvm::StringRef", "getNodeName", (ins), "",
+                    [{ return $_op.getNode(); }]>,
+    InterfaceMethod<"The operand playing `role`, or null (the op's `kRoles` are its operands' roles).",
+                    "::mlir::Value", "getRoleOperand", (ins "::mlir::kime::KernelRole":$role), "", [{
+      for (unsigned i = 0; i < std::size(ConcreteOp::kRoles); ++i)
+        if (ConcreteOp::kRoles[i] == role) {
+          auto operands = $_op.getODSOperands(i);
+          return operands.empty() ? ::mlir::Value() : *operands.begin();
+        }
+      return {};
+    }]>,
     InterfaceMethod<"The result's byte offset in the arena, once planned.",
-                    "std::optional<int64_t>", "getArenaOffset">,
+                    "std::optional<int64_t>", "getArenaOffset", (ins), "", [{ return $_op.getOffset(); }]>,
     InterfaceMethod<"Places the result at `offset` in the arena.", "void", "setArenaOffset",
-                    (ins "int64_t":$offset)>,
+                    (ins "int64_t":$offset), "", [{ $_op.setOffset(offset); }]>,
   ];
 }
 

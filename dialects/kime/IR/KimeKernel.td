@@ -1,4 +1,4 @@
-//===- KimeKernel.td - kime.kernel: what kime-fuse makes of the Graph ops -===//
+//===- KimeKernel.td - the kernel ops: what kime-fuse makes of Graph ops -===//
 //
 // A kernel's class, its choices (norm, activation, RoPE, attention heads, rows, arithmetic) as
 // typed attributes and its operands by role, each a named optional operand: what codegen
@@ -24,8 +24,8 @@ def Kime_KernelClass : I32EnumAttr<"KernelClass", "a kernel class (plan.h's kime
 // A kernel's choices (norm, activation, head rows, gather, arithmetic) are KimeAttrs.td's
 // attributes over the enums of kime/core/KernelChoices.h.
 
-// The roles of a kernel's operands, in the order of kime.kernel's operands (a unit test checks
-// that each role reaches the operand of its name). Where a role is also an argument slot of
+// The roles of a kernel's operands; each kernel op's operands are in this order (a unit test
+// checks that each role reaches the operand of its name). Where a role is also an argument slot of
 // plan.h, it has the slot's name.
 def Kime_KernelRole : I32EnumAttr<"KernelRole", "the role of a kernel's operand", [
     I32EnumAttrCase<"x", 0>, I32EnumAttrCase<"q", 1>, I32EnumAttrCase<"k", 2>,
@@ -41,93 +41,199 @@ def Kime_KernelRole : I32EnumAttr<"KernelRole", "the role of a kernel's operand"
   let genSpecializedAttr = 0;
 }
 
-def Kime_KernelOp : Kime_Op<"kernel", [AttrSizedOperandSegments,
-                                      DeclareOpInterfaceMethods<Kime_KernelOpInterface>]> {
-  let summary = "A fused kernel of one class: what codegen compiles and the plan calls.";
+// One op per kernel class, each declaring exactly the operands (named by their roles, in
+// KernelRole's order) and the choices of its class: what codegen compiles and the plan calls.
+// `operands` are the class's roles; `choices` its attributes; after kime-plan-memory, `offset`
+// is the result's byte offset in the bucket's arena. Each op is a KernelOpInterface: its class,
+// its operands by role (`kRoles`, made from `operands`) and its offset.
+class Kime_KernelOpBase<string cls, dag operands, dag choices, list<Trait> traits = []>
+    : Kime_Op<cls # "_kernel", traits # [Kime_KernelOpInterface]> {
+  let arguments = !con((ins StrAttr:$node), operands, choices, (ins OptionalAttr<I64Attr>:$offset));
+  let results = (outs Kime_Tensor:$result);
+  let hasVerifier = 1;
+  let builders = [
+    // `byRole` holds kKernelRoleCount values, null where the kernel has no such operand; the
+    // choices are set afterwards (setKernelChoice, or the attribute setters).
+    OpBuilder<(ins "::mlir::Type":$result, "::llvm::StringRef":$node,
+                   "::llvm::ArrayRef<::mlir::Value>":$byRole), [{
+      buildKernel<Properties, hasTrait<::mlir::OpTrait::AttrSizedOperandSegments>()>(
+          $_builder, $_state, result, node, byRole, kRoles);
+    }]>,
+  ];
+  let extraClassDeclaration = [{
+    static constexpr ::mlir::kime::KernelClass kKernelClass = ::mlir::kime::KernelClass::}] # cls # [{;
+    static constexpr ::mlir::kime::KernelRole kRoles[] = {}] #
+      !interleave(!foreach(i, !range(!size(operands)),
+                           "::mlir::kime::KernelRole::" # !getdagname(operands, i)), ", ") # [{};
+  }];
+}
+
+def Kime_EmbedKernelOp : Kime_KernelOpBase<"embed",
+    (ins Kime_Tensor:$ids, Optional<Kime_Tensor>:$qtype, Optional<Kime_Tensor>:$cu,
+         Kime_Tensor:$tok_table, Optional<Kime_Tensor>:$type_table, Optional<Kime_Tensor>:$pos),
+    (ins OptionalAttr<Kime_ArithmeticAttr>:$arith), [AttrSizedOperandSegments]> {
+  let summary = "Each token's row of the token table, plus its sequence's type row and position row.";
   let description = [{
-    `kind` is the kernel class (`embed`, `norm`, `linear`, `attention`, `head`, `select`: the
-    output rows of kime-prune-rows; the generic `gather`, `eltwise`, `rope` and `pool`). Each operand is
-    named by its role; a class takes some roles and may take others (the verifier says which).
-    The class's choices are typed: `norm(rms|layer, eps)` for the input rows of a norm or head
-    kernel, `act(gelu|swiglu)` and `arith(bf16)` for a linear, `rope(heads, theta)` for a linear
-    or a rope kernel, `heads(heads, kv_heads, scale)` for attention, `rows(markers|first)` for a
-    head, `gather(rows|seqs|first|markers)` for a gather, and for an eltwise kernel its
-    `program`: a `#kime.program` (KimeAttrs.td), postfix over its inputs `x`, `in1` to `in3`
-    (`program<x silu in1 mul>` is silu(x) * in1). A linear's `program` is its epilogue: its `x` is
-    its value after bias, activation, RoPE and residual, `in1` to `in3` its other operands.
-    After kime-plan-memory, `offset` is the result's byte offset in the bucket's arena.
+    qtype and cu come with the type table (each token's sequence's type); `pos` is a learned
+    position table. `arith(int8)`: the token table is stored as int8 rows, one scale a row.
+  }];
+  let assemblyFormat = [{
+    $node `ids` `(` $ids `:` qualified(type($ids)) `)`
+    (`qtype` `(` $qtype^ `:` qualified(type($qtype)) `)`)?
+    (`cu` `(` $cu^ `:` qualified(type($cu)) `)`)?
+    `tok_table` `(` $tok_table `:` qualified(type($tok_table)) `)`
+    (`type_table` `(` $type_table^ `:` qualified(type($type_table)) `)`)?
+    (`pos` `(` $pos^ `:` qualified(type($pos)) `)`)?
+    (`arith` `(` custom<Choice>($arith)^ `)`)?
+    attr-dict `:` qualified(type($result))
+  }];
+}
+
+def Kime_NormKernelOp : Kime_KernelOpBase<"norm",
+    (ins Kime_Tensor:$x, Kime_Tensor:$norm_weight, Optional<Kime_Tensor>:$norm_bias),
+    (ins Kime_NormKindAttr:$norm, F64Attr:$eps)> {
+  let summary = "An RMS or layer norm of each row (norm_bias with a layer norm).";
+  let assemblyFormat = [{
+    $node `x` `(` $x `:` qualified(type($x)) `)`
+    `norm_weight` `(` $norm_weight `:` qualified(type($norm_weight)) `)`
+    (`norm_bias` `(` $norm_bias^ `:` qualified(type($norm_bias)) `)`)?
+    `norm` `(` custom<Choice>($norm) `,` $eps `)`
+    attr-dict `:` qualified(type($result))
+  }];
+}
+
+def Kime_LinearKernelOp : Kime_KernelOpBase<"linear",
+    (ins Kime_Tensor:$x, Optional<Kime_Tensor>:$cu, Kime_Tensor:$weight, Optional<Kime_Tensor>:$bias,
+         Optional<Kime_Tensor>:$weight_up, Optional<Kime_Tensor>:$bias_up,
+         Optional<Kime_Tensor>:$residual, Optional<Kime_Tensor>:$in1, Optional<Kime_Tensor>:$in2,
+         Optional<Kime_Tensor>:$in3),
+    (ins OptionalAttr<Kime_ActivationAttr>:$act, OptionalAttr<I64Attr>:$rope_heads,
+         OptionalAttr<F64Attr>:$rope_theta, OptionalAttr<Kime_ArithmeticAttr>:$arith,
+         OptionalAttr<Kime_ProgramAttr>:$program), [AttrSizedOperandSegments]> {
+  let summary = "x times the weight (transposed), with its epilogue: bias, activation, RoPE, residual, program.";
+  let description = [{
+    `act(swiglu)` takes `weight_up` (and `bias_up` beside `bias`); `rope(heads, theta)` rotates
+    each head by its token's position (from `cu`); `residual` is added; `program` is the
+    epilogue, its `x` the value after all of these, `in1` to `in3` its other operands.
+    `arith(bf16|int8)` is the linear's CPU arithmetic.
 
     ```mlir
-    %r = kime.kernel linear "layers.0.mlp.residual" x(%h : !kime.tensor<[T:128, 1024], f32>)
+    %r = kime.linear_kernel "layers.0.mlp.residual" x(%h : !kime.tensor<[T:128, 1024], f32>)
            weight(%w : !kime.tensor<[256, 1024], f32>)
            residual(%x : !kime.tensor<[T:128, 256], f32>) : !kime.tensor<[T:128, 256], f32>
     ```
   }];
-  let arguments = (ins Kime_KernelClass:$kind, StrAttr:$node,
-                       Optional<Kime_Tensor>:$x, Optional<Kime_Tensor>:$q,
-                       Optional<Kime_Tensor>:$k, Optional<Kime_Tensor>:$v,
-                       Optional<Kime_Tensor>:$ids, Optional<Kime_Tensor>:$qtype,
-                       Optional<Kime_Tensor>:$cu, Optional<Kime_Tensor>:$markers,
-                       Optional<Kime_Tensor>:$mcu, Optional<Kime_Tensor>:$tok_table,
-                       Optional<Kime_Tensor>:$type_table, Optional<Kime_Tensor>:$pos,
-                       Optional<Kime_Tensor>:$norm_weight, Optional<Kime_Tensor>:$norm_bias,
-                       Optional<Kime_Tensor>:$weight, Optional<Kime_Tensor>:$bias,
-                       Optional<Kime_Tensor>:$weight_up, Optional<Kime_Tensor>:$bias_up,
-                       Optional<Kime_Tensor>:$residual, Optional<Kime_Tensor>:$index,
-                       Optional<Kime_Tensor>:$in1, Optional<Kime_Tensor>:$in2,
-                       Optional<Kime_Tensor>:$in3,
-                       OptionalAttr<Kime_NormKindAttr>:$norm, OptionalAttr<F64Attr>:$eps,
-                       OptionalAttr<Kime_ActivationAttr>:$act,
-                       OptionalAttr<I64Attr>:$rope_heads, OptionalAttr<F64Attr>:$rope_theta,
-                       OptionalAttr<I64Attr>:$heads, OptionalAttr<I64Attr>:$kv_heads,
-                       OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<Kime_HeadRowsAttr>:$rows,
-                       OptionalAttr<Kime_ArithmeticAttr>:$arith,
-                       OptionalAttr<Kime_GatherKindAttr>:$gather,
-                       OptionalAttr<Kime_ProgramAttr>:$program,
-                       OptionalAttr<I64Attr>:$offset);
-  let results = (outs Kime_Tensor:$result);
   let assemblyFormat = [{
-    $kind $node
-    (`x` `(` $x^ `:` type($x) `)`)?
-    (`q` `(` $q^ `:` type($q) `)`)?
-    (`k` `(` $k^ `:` type($k) `)`)?
-    (`v` `(` $v^ `:` type($v) `)`)?
-    (`ids` `(` $ids^ `:` type($ids) `)`)?
-    (`qtype` `(` $qtype^ `:` type($qtype) `)`)?
-    (`cu` `(` $cu^ `:` type($cu) `)`)?
-    (`markers` `(` $markers^ `:` type($markers) `)`)?
-    (`mcu` `(` $mcu^ `:` type($mcu) `)`)?
-    (`tok_table` `(` $tok_table^ `:` type($tok_table) `)`)?
-    (`type_table` `(` $type_table^ `:` type($type_table) `)`)?
-    (`pos` `(` $pos^ `:` type($pos) `)`)?
-    (`norm_weight` `(` $norm_weight^ `:` type($norm_weight) `)`)?
-    (`norm_bias` `(` $norm_bias^ `:` type($norm_bias) `)`)?
-    (`weight` `(` $weight^ `:` type($weight) `)`)?
-    (`bias` `(` $bias^ `:` type($bias) `)`)?
-    (`weight_up` `(` $weight_up^ `:` type($weight_up) `)`)?
-    (`bias_up` `(` $bias_up^ `:` type($bias_up) `)`)?
-    (`residual` `(` $residual^ `:` type($residual) `)`)?
-    (`index` `(` $index^ `:` type($index) `)`)?
-    (`in1` `(` $in1^ `:` type($in1) `)`)?
-    (`in2` `(` $in2^ `:` type($in2) `)`)?
-    (`in3` `(` $in3^ `:` type($in3) `)`)?
-    (`norm` `(` custom<Choice>($norm)^ `,` $eps `)`)?
+    $node `x` `(` $x `:` qualified(type($x)) `)`
+    (`cu` `(` $cu^ `:` qualified(type($cu)) `)`)?
+    `weight` `(` $weight `:` qualified(type($weight)) `)`
+    (`bias` `(` $bias^ `:` qualified(type($bias)) `)`)?
+    (`weight_up` `(` $weight_up^ `:` qualified(type($weight_up)) `)`)?
+    (`bias_up` `(` $bias_up^ `:` qualified(type($bias_up)) `)`)?
+    (`residual` `(` $residual^ `:` qualified(type($residual)) `)`)?
+    (`in1` `(` $in1^ `:` qualified(type($in1)) `)`)?
+    (`in2` `(` $in2^ `:` qualified(type($in2)) `)`)?
+    (`in3` `(` $in3^ `:` qualified(type($in3)) `)`)?
     (`act` `(` custom<Choice>($act)^ `)`)?
     (`rope` `(` $rope_heads^ `,` $rope_theta `)`)?
-    (`heads` `(` $heads^ `,` $kv_heads `,` $scale `)`)?
-    (`rows` `(` custom<Choice>($rows)^ `)`)?
     (`arith` `(` custom<Choice>($arith)^ `)`)?
-    (`gather` `(` custom<Choice>($gather)^ `)`)?
     (`program` $program^)?
     attr-dict `:` qualified(type($result))
   }];
-  let builders = [
-    // `byRole` holds kKernelRoleCount values, null where the kernel has no such operand; the
-    // choices are set afterwards with the attribute setters.
-    OpBuilder<(ins "::mlir::Type":$result, "::mlir::kime::KernelClass":$kind,
-                   "::llvm::StringRef":$node, "::llvm::ArrayRef<::mlir::Value>":$byRole)>,
-  ];
+}
+
+def Kime_AttentionKernelOp : Kime_KernelOpBase<"attention",
+    (ins Kime_Tensor:$q, Kime_Tensor:$k, Kime_Tensor:$v, Kime_Tensor:$cu),
+    (ins I64Attr:$heads, I64Attr:$kv_heads, F64Attr:$scale)> {
+  let summary = "Each token's attention over its own sequence's keys (kv_heads shared by heads / kv_heads).";
+  let assemblyFormat = [{
+    $node `q` `(` $q `:` qualified(type($q)) `)` `k` `(` $k `:` qualified(type($k)) `)` `v` `(` $v `:` qualified(type($v)) `)`
+    `cu` `(` $cu `:` qualified(type($cu)) `)`
+    `heads` `(` $heads `,` $kv_heads `,` $scale `)`
+    attr-dict `:` qualified(type($result))
+  }];
+}
+
+def Kime_HeadKernelOp : Kime_KernelOpBase<"head",
+    (ins Kime_Tensor:$x, Kime_Tensor:$cu, Optional<Kime_Tensor>:$markers, Optional<Kime_Tensor>:$mcu,
+         Optional<Kime_Tensor>:$norm_weight, Optional<Kime_Tensor>:$norm_bias, Kime_Tensor:$weight,
+         Optional<Kime_Tensor>:$bias),
+    (ins OptionalAttr<Kime_NormKindAttr>:$norm, OptionalAttr<F64Attr>:$eps, Kime_HeadRowsAttr:$rows),
+    [AttrSizedOperandSegments]> {
+  let summary = "A head: the rows it reads (each marked token, or each sequence's first), normed, times the weight.";
+  let assemblyFormat = [{
+    $node `x` `(` $x `:` qualified(type($x)) `)` `cu` `(` $cu `:` qualified(type($cu)) `)`
+    (`markers` `(` $markers^ `:` qualified(type($markers)) `)`)?
+    (`mcu` `(` $mcu^ `:` qualified(type($mcu)) `)`)?
+    (`norm_weight` `(` $norm_weight^ `:` qualified(type($norm_weight)) `)`)?
+    (`norm_bias` `(` $norm_bias^ `:` qualified(type($norm_bias)) `)`)?
+    `weight` `(` $weight `:` qualified(type($weight)) `)`
+    (`bias` `(` $bias^ `:` qualified(type($bias)) `)`)?
+    (`norm` `(` custom<Choice>($norm)^ `,` $eps `)`)?
+    `rows` `(` custom<Choice>($rows) `)`
+    attr-dict `:` qualified(type($result))
+  }];
+}
+
+def Kime_SelectKernelOp : Kime_KernelOpBase<"select",
+    (ins Kime_Tensor:$x, Kime_Tensor:$cu, Kime_Tensor:$markers, Kime_Tensor:$mcu), (ins)> {
+  let summary = "kime-prune-rows' output rows: each sequence's first token, then each marked token.";
+  let assemblyFormat = [{
+    $node `x` `(` $x `:` qualified(type($x)) `)` `cu` `(` $cu `:` qualified(type($cu)) `)`
+    `markers` `(` $markers `:` qualified(type($markers)) `)` `mcu` `(` $mcu `:` qualified(type($mcu)) `)`
+    attr-dict `:` qualified(type($result))
+  }];
+}
+
+def Kime_GatherKernelOp : Kime_KernelOpBase<"gather",
+    (ins Kime_Tensor:$x, Optional<Kime_Tensor>:$cu, Optional<Kime_Tensor>:$markers,
+         Optional<Kime_Tensor>:$mcu, Optional<Kime_Tensor>:$index),
+    (ins Kime_GatherKindAttr:$gather, OptionalAttr<Kime_ArithmeticAttr>:$arith),
+    [AttrSizedOperandSegments]> {
+  let summary = "Rows of x: by an index (gather(rows)), each token's sequence (seqs), each sequence's first token, each marked token.";
+  let assemblyFormat = [{
+    $node `x` `(` $x `:` qualified(type($x)) `)`
+    (`cu` `(` $cu^ `:` qualified(type($cu)) `)`)?
+    (`markers` `(` $markers^ `:` qualified(type($markers)) `)`)?
+    (`mcu` `(` $mcu^ `:` qualified(type($mcu)) `)`)?
+    (`index` `(` $index^ `:` qualified(type($index)) `)`)?
+    (`arith` `(` custom<Choice>($arith)^ `)`)?
+    `gather` `(` custom<Choice>($gather) `)`
+    attr-dict `:` qualified(type($result))
+  }];
+}
+
+def Kime_EltwiseKernelOp : Kime_KernelOpBase<"eltwise",
+    (ins Kime_Tensor:$x, Optional<Kime_Tensor>:$in1, Optional<Kime_Tensor>:$in2,
+         Optional<Kime_Tensor>:$in3),
+    (ins Kime_ProgramAttr:$program), [AttrSizedOperandSegments]> {
+  let summary = "An elementwise program over x and in1 to in3 (`program<x silu in1 mul>` is silu(x) * in1).";
+  let assemblyFormat = [{
+    $node `x` `(` $x `:` qualified(type($x)) `)`
+    (`in1` `(` $in1^ `:` qualified(type($in1)) `)`)?
+    (`in2` `(` $in2^ `:` qualified(type($in2)) `)`)?
+    (`in3` `(` $in3^ `:` qualified(type($in3)) `)`)?
+    `program` $program
+    attr-dict `:` qualified(type($result))
+  }];
+}
+
+def Kime_RopeKernelOp : Kime_KernelOpBase<"rope",
+    (ins Kime_Tensor:$x, Kime_Tensor:$index), (ins I64Attr:$rope_heads, F64Attr:$rope_theta)> {
+  let summary = "Rotates each head of each row by its position (index).";
+  let assemblyFormat = [{
+    $node `x` `(` $x `:` qualified(type($x)) `)` `index` `(` $index `:` qualified(type($index)) `)`
+    `rope` `(` $rope_heads `,` $rope_theta `)`
+    attr-dict `:` qualified(type($result))
+  }];
+}
+
+def Kime_PoolKernelOp : Kime_KernelOpBase<"pool", (ins Kime_Tensor:$x, Kime_Tensor:$cu), (ins)> {
+  let summary = "The mean of each sequence's rows (zeros for an empty one).";
+  let assemblyFormat = [{
+    $node `x` `(` $x `:` qualified(type($x)) `)` `cu` `(` $cu `:` qualified(type($cu)) `)`
+    attr-dict `:` qualified(type($result))
+  }];
 }
 
 #endif // KIME_KERNEL_TD

@@ -1,4 +1,4 @@
-// kime-fuse: Graph ops -> kime.kernel ops of the classes codegen knows, as rewrite patterns.
+// kime-fuse: Graph ops -> kernel ops of the classes codegen knows, as rewrite patterns.
 // Where two patterns match the same op, the more specific one has the higher benefit (a head
 // or a SwiGLU claims its linears before the plain linear pattern does).
 #include "KernelBuilder.h"

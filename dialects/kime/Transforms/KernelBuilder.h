@@ -9,7 +9,7 @@ namespace mlir::kime::fuse {
 
 using R = KernelRole;
 
-// The choices of the kernel being assembled (kime.kernel's typed attributes).
+// The choices of the kernel being assembled (its op's typed attributes).
 struct Choices {
   std::optional<NormKind> norm;
   FloatAttr eps;
@@ -94,21 +94,22 @@ inline void emit(KernelBuilder& k, PatternRewriter& rw) {
   Operation* last = k.result.getDefiningOp();
   OpBuilder::InsertionGuard guard(rw);
   rw.setInsertionPointAfter(last);
-  auto op = rw.create<KernelOp>(last->getLoc(), k.result.getType(), k.kind, k.node, k.byRole);
+  Operation* op = createKernel(rw, last->getLoc(), k.result.getType(), k.kind, k.node, k.byRole);
+  MLIRContext* ctx = op->getContext();
   const Choices& c = k.choices;
-  if (c.norm) op.setNorm(*c.norm);
-  if (c.eps) op.setEpsAttr(c.eps);
-  if (c.act) op.setAct(*c.act);
-  if (c.ropeHeads) op.setRopeHeadsAttr(c.ropeHeads);
-  if (c.ropeTheta) op.setRopeThetaAttr(c.ropeTheta);
-  if (c.heads) op.setHeadsAttr(c.heads);
-  if (c.kvHeads) op.setKvHeadsAttr(c.kvHeads);
-  if (c.scale) op.setScaleAttr(c.scale);
-  if (c.rows) op.setRows(*c.rows);
-  if (c.arith != Arithmetic::f32) op.setArith(c.arith);
-  if (c.gather) op.setGather(*c.gather);
-  if (!c.program.empty()) op.setProgramAttr(ProgramAttr::get(op.getContext(), c.program));
-  rw.replaceAllUsesWith(k.result, op.getResult());
+  if (c.norm) setKernelChoice(op, "norm", NormKindAttr::get(ctx, *c.norm));
+  if (c.eps) setKernelChoice(op, "eps", c.eps);
+  if (c.act) setKernelChoice(op, "act", ActivationAttr::get(ctx, *c.act));
+  if (c.ropeHeads) setKernelChoice(op, "rope_heads", c.ropeHeads);
+  if (c.ropeTheta) setKernelChoice(op, "rope_theta", c.ropeTheta);
+  if (c.heads) setKernelChoice(op, "heads", c.heads);
+  if (c.kvHeads) setKernelChoice(op, "kv_heads", c.kvHeads);
+  if (c.scale) setKernelChoice(op, "scale", c.scale);
+  if (c.rows) setKernelChoice(op, "rows", HeadRowsAttr::get(ctx, *c.rows));
+  if (c.arith != Arithmetic::f32) setKernelChoice(op, "arith", ArithmeticAttr::get(ctx, c.arith));
+  if (c.gather) setKernelChoice(op, "gather", GatherKindAttr::get(ctx, *c.gather));
+  if (!c.program.empty()) setKernelChoice(op, "program", ProgramAttr::get(ctx, c.program));
+  rw.replaceAllUsesWith(k.result, op->getResult(0));
   for (Operation* o : llvm::reverse(k.absorbed))
     if (o->use_empty()) rw.eraseOp(o);
 }

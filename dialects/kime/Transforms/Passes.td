@@ -39,7 +39,7 @@ def PruneRows : Pass<"kime-prune-rows", "::mlir::func::FuncOp"> {
 def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
   let summary = "Groups Graph ops into kernels of the classes codegen knows";
   let description = [{
-    Rewrites the Graph ops into `kime.kernel` ops:
+    Rewrites the Graph ops into kernel ops, one op per class (`kime.embed_kernel`, ...):
     - `embed`: token rows (+ question-type rows) (+ learned position rows), the adds in any
       order, one pass;
     - `norm`: rms or layer norm of rows that linears read, once (not in each linear's
@@ -50,7 +50,7 @@ def Fuse : Pass<"kime-fuse", "::mlir::func::FuncOp"> {
     - `head`: the final norm of only the rows a head reads (markers or first rows), then the
       head's linear.
     Before: `rms_norm`, `linear`, `silu`, `linear`, `mul`, `linear`, `add` (a SwiGLU block).
-    After: a `kime.kernel norm` and two `kime.kernel linear` ops.
+    After: a `kime.norm_kernel` and two `kime.linear_kernel` ops.
     A linear's epilogue continues as a program: the elementwise ops that only its value feeds.
     Each of these is a rewrite pattern; where two match the same op the more specific one
     (higher benefit) wins: a head's linear, then SwiGLU's two linears, then a plain linear.
@@ -84,7 +84,7 @@ def PlanMemory : Pass<"kime-plan-memory", "::mlir::func::FuncOp"> {
 def VerifyBackendContract : Pass<"kime-verify-backend-contract", "::mlir::func::FuncOp"> {
   let summary = "Checks that the IR is what codegen can compile";
   let description = [{
-    After fusion and planning, the function may hold only `kime.weight`, `kime.kernel` ops with
+    After fusion and planning, the function may hold only `kime.weight`, kernel ops with
     an arena offset, and the return; every size is static or bounded; the bucket is recorded.
     Anything else is an error that names the op, so codegen never meets what it cannot handle.
   }];

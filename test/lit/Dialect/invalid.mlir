@@ -310,52 +310,52 @@ func.func @bad_type(%x: !kime.tensor<[X, 8], f32>) {
 // -----
 
 func.func @kernel_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // The class is an enum: another word does not parse.
-  // expected-error @+1 {{invalid kind attribute specification: "conv"}}
-  %y = kime.kernel "conv" "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  // The class is the op: there is no kernel op of another class.
+  // expected-error @+1 {{custom op 'kime.conv_kernel' is unknown}}
+  %y = kime.conv_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_unknown_role(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // Operands are named by role: a name that is no role does not parse.
-  // expected-error @+1 {{expected ':'}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) gamma(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  // Operands are named by role: a name that is no role of the class does not parse.
+  // expected-error @+1 {{custom op 'kime.linear_kernel' expected 'weight'}}
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) gamma(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_role_of_another_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // A linear's input comes normed by a norm kernel: a linear with a norm's weight would be
-  // lowered without its norm.
-  // expected-error @+1 {{'kime.kernel' op a linear kernel takes no "norm_weight" operand}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  // A linear's input comes normed by a norm kernel: a linear has no norm_weight operand.
+  // expected-error @+1 {{custom op 'kime.linear_kernel' expected 'weight'}}
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_missing_role(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a linear kernel needs its "weight" operand}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{custom op 'kime.linear_kernel' expected 'weight'}}
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_choice_of_another_class(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a linear kernel takes no rows(...)}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) rows(first) : !kime.tensor<[T:8, 4], f32>
+  // A head's rows are no choice of a linear.
+  // expected-error @+1 {{expected ':'}}
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) rows(first) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_arith_of_a_norm(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a norm kernel takes no arith(...)}}
-  %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(rms, 1.0e-6) arith(bf16) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{expected ':'}}
+  %y = kime.norm_kernel "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(rms, 1.0e-6) arith(bf16) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
@@ -363,40 +363,40 @@ func.func @kernel_arith_of_a_norm(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.ten
 
 func.func @kernel_bf16_table(%ids: !kime.tensor<[T:8], ui32>) {
   %t = kime.weight "tok" : () -> !kime.tensor<[16, 4], f32>
-  // expected-error @+1 {{'kime.kernel' op arith(bf16) is for linears; an embed or gather kernel takes arith(int8) only}}
-  %y = kime.kernel gather "g" x(%t : !kime.tensor<[16, 4], f32>) index(%ids : !kime.tensor<[T:8], ui32>) arith(bf16) gather(rows) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.gather_kernel' op arith(bf16) is for linears; an embed or gather kernel takes arith(int8) only}}
+  %y = kime.gather_kernel "g" x(%t : !kime.tensor<[16, 4], f32>) index(%ids : !kime.tensor<[T:8], ui32>) arith(bf16) gather(rows) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_int8_rows_of_a_value(%x: !kime.tensor<[T:8, 4], f32>, %ids: !kime.tensor<[T:8], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op arith(int8) stores a weight's rows as int8: a gather(rows) of a weight or an embed kernel's tok_table}}
-  %y = kime.kernel gather "g" x(%x : !kime.tensor<[T:8, 4], f32>) index(%ids : !kime.tensor<[T:8], ui32>) arith(int8) gather(rows) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.gather_kernel' op arith(int8) stores a weight's rows as int8: a gather(rows) of a weight or an embed kernel's tok_table}}
+  %y = kime.gather_kernel "g" x(%x : !kime.tensor<[T:8, 4], f32>) index(%ids : !kime.tensor<[T:8], ui32>) arith(int8) gather(rows) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_norm_without_norm(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a norm kernel needs its norm(...)}}
-  %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{custom op 'kime.norm_kernel' expected 'norm'}}
+  %y = kime.norm_kernel "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_layer_norm_without_bias(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a norm kernel with norm(layer, ...) needs its "norm_bias" operand}}
-  %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(layer, 1.0e-5) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.norm_kernel' op a norm kernel with norm(layer, ...) needs its "norm_bias" operand}}
+  %y = kime.norm_kernel "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(layer, 1.0e-5) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_swiglu_without_up(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a linear kernel with act(swiglu) needs its "weight_up" operand}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) act(swiglu) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.linear_kernel' op a linear kernel with act(swiglu) needs its "weight_up" operand}}
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) act(swiglu) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
@@ -404,64 +404,64 @@ func.func @kernel_swiglu_without_up(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.t
 
 func.func @kernel_rope_without_cu(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
   // RoPE's positions come from cu.
-  // expected-error @+1 {{'kime.kernel' op a linear kernel with rope(...) needs its "cu" operand}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) rope(1, 1.0e4) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.linear_kernel' op a linear kernel with rope(...) needs its "cu" operand}}
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) rope(1, 1.0e4) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_cu_without_rope(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a linear kernel with "cu" operand needs rope(...)}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.linear_kernel' op a linear kernel with "cu" operand needs rope(...)}}
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_attention_without_heads(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op an attention kernel needs heads(heads, kv_heads, scale)}}
-  %y = kime.kernel attention "a" q(%x : !kime.tensor<[T:8, 4], f32>) k(%x : !kime.tensor<[T:8, 4], f32>) v(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{custom op 'kime.attention_kernel' expected 'heads'}}
+  %y = kime.attention_kernel "a" q(%x : !kime.tensor<[T:8, 4], f32>) k(%x : !kime.tensor<[T:8, 4], f32>) v(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @kernel_first_rows_with_markers(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %g: !kime.tensor<[4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a head kernel with "markers" operand needs rows(markers)}}
-  %y = kime.kernel head "h" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) markers(%cu : !kime.tensor<[S+1:3], ui32>) mcu(%cu : !kime.tensor<[S+1:3], ui32>) weight(%w : !kime.tensor<[4, 4], f32>) rows(first) : !kime.tensor<[S:2, 4], f32>
+  // expected-error @+1 {{'kime.head_kernel' op a head kernel with "markers" operand needs rows(markers)}}
+  %y = kime.head_kernel "h" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) markers(%cu : !kime.tensor<[S+1:3], ui32>) mcu(%cu : !kime.tensor<[S+1:3], ui32>) weight(%w : !kime.tensor<[4, 4], f32>) rows(first) : !kime.tensor<[S:2, 4], f32>
   return
 }
 
 // -----
 
 func.func @gather_without_kind(%x: !kime.tensor<[T:8, 4], f32>, %i: !kime.tensor<[T:8], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a gather kernel needs its gather(...)}}
-  %y = kime.kernel gather "g" x(%x : !kime.tensor<[T:8, 4], f32>) index(%i : !kime.tensor<[T:8], ui32>) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{custom op 'kime.gather_kernel' expected 'gather'}}
+  %y = kime.gather_kernel "g" x(%x : !kime.tensor<[T:8, 4], f32>) index(%i : !kime.tensor<[T:8], ui32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @gather_rows_without_index(%x: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op a gather kernel with gather(rows) needs its "index" operand}}
-  %y = kime.kernel gather "g" x(%x : !kime.tensor<[T:8, 4], f32>) gather(rows) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.gather_kernel' op a gather kernel with gather(rows) needs its "index" operand}}
+  %y = kime.gather_kernel "g" x(%x : !kime.tensor<[T:8, 4], f32>) gather(rows) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @gather_markers_without_mcu(%x: !kime.tensor<[T:8, 4], f32>, %cu: !kime.tensor<[S+1:3], ui32>, %m: !kime.tensor<[M:4], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a gather kernel with gather(markers) needs its "mcu" operand}}
-  %y = kime.kernel gather "g" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) markers(%m : !kime.tensor<[M:4], ui32>) gather(markers) : !kime.tensor<[M:4, 4], f32>
+  // expected-error @+1 {{'kime.gather_kernel' op a gather kernel with gather(markers) needs its "mcu" operand}}
+  %y = kime.gather_kernel "g" x(%x : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) markers(%m : !kime.tensor<[M:4], ui32>) gather(markers) : !kime.tensor<[M:4, 4], f32>
   return
 }
 
 // -----
 
 func.func @eltwise_reads_a_missing_input(%x: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op program<x in1 add> reads in1, which the kernel does not have}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x in1 add> : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.eltwise_kernel' op program<x in1 add> reads in1, which the kernel does not have}}
+  %y = kime.eltwise_kernel "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x in1 add> : !kime.tensor<[T:8, 4], f32>
   return
 }
 
@@ -469,7 +469,7 @@ func.func @eltwise_reads_a_missing_input(%x: !kime.tensor<[T:8, 4], f32>) {
 
 func.func @eltwise_leaves_two_values(%x: !kime.tensor<[T:8, 4], f32>, %z: !kime.tensor<[T:8, 4], f32>) {
   // expected-error @+1 {{program<x in1>: leaves 2 values, not 1}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program <x in1> : !kime.tensor<[T:8, 4], f32>
+  %y = kime.eltwise_kernel "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program <x in1> : !kime.tensor<[T:8, 4], f32>
   return
 }
 
@@ -477,7 +477,7 @@ func.func @eltwise_leaves_two_values(%x: !kime.tensor<[T:8, 4], f32>, %z: !kime.
 
 func.func @eltwise_unknown_step(%x: !kime.tensor<[T:8, 4], f32>) {
   // expected-error @+1 {{program: unknown step "tanhh"}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x tanhh> : !kime.tensor<[T:8, 4], f32>
+  %y = kime.eltwise_kernel "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x tanhh> : !kime.tensor<[T:8, 4], f32>
   return
 }
 
@@ -485,23 +485,23 @@ func.func @eltwise_unknown_step(%x: !kime.tensor<[T:8, 4], f32>) {
 
 func.func @eltwise_function_without_its_values(%x: !kime.tensor<[T:8, 4], f32>) {
   // expected-error @+1 {{program<x add>: add takes two values, but the stack holds 1}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x add> : !kime.tensor<[T:8, 4], f32>
+  %y = kime.eltwise_kernel "e" x(%x : !kime.tensor<[T:8, 4], f32>) program <x add> : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @eltwise_without_program(%x: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op an eltwise kernel needs its program<...>}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{custom op 'kime.eltwise_kernel' expected 'program'}}
+  %y = kime.eltwise_kernel "e" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @pool_without_cu(%x: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op a pool kernel needs its "cu" operand}}
-  %y = kime.kernel pool "p" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[S:2, 4], f32>
+  // expected-error @+1 {{custom op 'kime.pool_kernel' expected 'cu'}}
+  %y = kime.pool_kernel "p" x(%x : !kime.tensor<[T:8, 4], f32>) : !kime.tensor<[S:2, 4], f32>
   return
 }
 
@@ -516,24 +516,24 @@ func.func @mean_of_sequence_rows(%x: !kime.tensor<[S, 4], f32>, %cu: !kime.tenso
 // -----
 
 func.func @eltwise_unread_input(%x: !kime.tensor<[T:8, 4], f32>, %z: !kime.tensor<[T:8, 4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op program<x silu> never reads its "in1" operand}}
-  %y = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program <x silu> : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.eltwise_kernel' op program<x silu> never reads its "in1" operand}}
+  %y = kime.eltwise_kernel "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%z : !kime.tensor<[T:8, 4], f32>) program <x silu> : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @rope_without_rope(%x: !kime.tensor<[T:8, 4], f32>, %i: !kime.tensor<[T:8], ui32>) {
-  // expected-error @+1 {{'kime.kernel' op a rope kernel needs its rope(...)}}
-  %y = kime.kernel rope "r" x(%x : !kime.tensor<[T:8, 4], f32>) index(%i : !kime.tensor<[T:8], ui32>) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{custom op 'kime.rope_kernel' expected 'rope'}}
+  %y = kime.rope_kernel "r" x(%x : !kime.tensor<[T:8, 4], f32>) index(%i : !kime.tensor<[T:8], ui32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
 // -----
 
 func.func @up_bias_without_swiglu(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>, %b: !kime.tensor<[4], f32>) {
-  // expected-error @+1 {{'kime.kernel' op a linear kernel with "bias_up" operand needs act(swiglu)}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) bias_up(%b : !kime.tensor<[4], f32>) : !kime.tensor<[T:8, 4], f32>
+  // expected-error @+1 {{'kime.linear_kernel' op a linear kernel with "bias_up" operand needs act(swiglu)}}
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) bias_up(%b : !kime.tensor<[4], f32>) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
@@ -543,7 +543,7 @@ func.func @up_bias_without_swiglu(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.ten
 // choice out.
 func.func @kernel_norm_named_none(%x: !kime.tensor<[T:8, 4], f32>, %g: !kime.tensor<[4], f32>) {
   // expected-error @+1 {{expected norm rms or layer, not 'none'}}
-  %y = kime.kernel norm "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(none, 1.0e-6) : !kime.tensor<[T:8, 4], f32>
+  %y = kime.norm_kernel "n" x(%x : !kime.tensor<[T:8, 4], f32>) norm_weight(%g : !kime.tensor<[4], f32>) norm(none, 1.0e-6) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
@@ -551,7 +551,7 @@ func.func @kernel_norm_named_none(%x: !kime.tensor<[T:8, 4], f32>, %g: !kime.ten
 
 func.func @kernel_unknown_activation(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
   // expected-error @+1 {{expected activation gelu or swiglu, not 'relu'}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) act(relu) : !kime.tensor<[T:8, 4], f32>
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) act(relu) : !kime.tensor<[T:8, 4], f32>
   return
 }
 
@@ -559,6 +559,6 @@ func.func @kernel_unknown_activation(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.
 
 func.func @kernel_unknown_arithmetic(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
   // expected-error @+1 {{expected arithmetic f32, bf16 or int8, not 'f16'}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) arith(f16) : !kime.tensor<[T:8, 4], f32>
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) arith(f16) : !kime.tensor<[T:8, 4], f32>
   return
 }

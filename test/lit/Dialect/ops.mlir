@@ -82,10 +82,10 @@ func.func @bounded(%x: !kime.tensor<[T:128, 8], f32>) -> !kime.tensor<[T:128, 8]
 
 // Kernels print their program and class as they were written.
 // CHECK-LABEL: func.func @kernels
-// CHECK: %[[E:.+]] = kime.kernel eltwise "e" x(%arg0 : {{.*}}) in1(%arg1 : {{.*}}) program <in1 x sub gelu_tanh relu tanh sigmoid> : !kime.tensor<[T:8, 4], f32>
-// CHECK-NEXT: kime.kernel pool "p" x(%[[E]] : {{.*}}) cu(%arg2 : {{.*}}) : !kime.tensor<[S:2, 4], f32>
+// CHECK: %[[E:.+]] = kime.eltwise_kernel "e" x(%arg0 : {{.*}}) in1(%arg1 : {{.*}}) program <in1 x sub gelu_tanh relu tanh sigmoid> : !kime.tensor<[T:8, 4], f32>
+// CHECK-NEXT: kime.pool_kernel "p" x(%[[E]] : {{.*}}) cu(%arg2 : {{.*}}) : !kime.tensor<[S:2, 4], f32>
 func.func @kernels(%x: !kime.tensor<[T:8, 4], f32>, %y: !kime.tensor<[T:8, 4], f32>, %cu: !kime.tensor<[S+1:3], ui32>) -> !kime.tensor<[S:2, 4], f32> {
-  %e = kime.kernel eltwise "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%y : !kime.tensor<[T:8, 4], f32>) program <in1 x sub gelu_tanh relu tanh sigmoid> : !kime.tensor<[T:8, 4], f32>
-  %p = kime.kernel pool "p" x(%e : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) : !kime.tensor<[S:2, 4], f32>
+  %e = kime.eltwise_kernel "e" x(%x : !kime.tensor<[T:8, 4], f32>) in1(%y : !kime.tensor<[T:8, 4], f32>) program <in1 x sub gelu_tanh relu tanh sigmoid> : !kime.tensor<[T:8, 4], f32>
+  %p = kime.pool_kernel "p" x(%e : !kime.tensor<[T:8, 4], f32>) cu(%cu : !kime.tensor<[S+1:3], ui32>) : !kime.tensor<[S:2, 4], f32>
   return %p : !kime.tensor<[S:2, 4], f32>
 }

@@ -8,8 +8,8 @@
 // residual: x + o * silu(g) is "2" "1" "0s" "*" "+" in postfix.
 // CHECK-LABEL: func.func @gated_residual
 // CHECK-DAG: %[[WG:.+]] = kime.weight "g.weight"
-// CHECK: %[[O:.+]] = kime.kernel linear "o" x(%arg1 : {{.*}})
-// CHECK-NEXT: kime.kernel linear "out" x(%arg0 : {{.*}}) weight(%[[WG]] : {{.*}}) in1(%[[O]] : {{.*}}) in2(%arg0 : {{.*}}) program <in2 in1 x silu mul add>
+// CHECK: %[[O:.+]] = kime.linear_kernel "o" x(%arg1 : {{.*}})
+// CHECK-NEXT: kime.linear_kernel "out" x(%arg0 : {{.*}}) weight(%[[WG]] : {{.*}}) in1(%[[O]] : {{.*}}) in2(%arg0 : {{.*}}) program <in2 in1 x silu mul add>
 // CHECK-NEXT: return
 func.func @gated_residual(%x: !kime.tensor<[T:32, 8], f32>, %a: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
@@ -26,8 +26,8 @@ func.func @gated_residual(%x: !kime.tensor<[T:32, 8], f32>, %a: !kime.tensor<[T:
 // gelu(l1 + l2): l2, first in order, takes l1 as its residual, then the GELU as its program.
 // CHECK-LABEL: func.func @activation_of_a_sum
 // CHECK-DAG: %[[W2:.+]] = kime.weight "l2.weight"
-// CHECK: %[[L1:.+]] = kime.kernel linear "l1"
-// CHECK-NEXT: kime.kernel linear "act" x(%arg0 : {{.*}}) weight(%[[W2]] : {{.*}}) residual(%[[L1]] : {{.*}}) program <x gelu>
+// CHECK: %[[L1:.+]] = kime.linear_kernel "l1"
+// CHECK-NEXT: kime.linear_kernel "act" x(%arg0 : {{.*}}) weight(%[[W2]] : {{.*}}) residual(%[[L1]] : {{.*}}) program <x gelu>
 func.func @activation_of_a_sum(%x: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 12], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %w1 = kime.weight "l1.weight" : () -> !kime.tensor<[12, 8], f32>
@@ -42,10 +42,10 @@ func.func @activation_of_a_sum(%x: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor
 // x + gelu(o) * y: a scaled branch with its activation (the GELU of the fixed epilogue, then the
 // program); a linear whose value an op reads twice keeps that op apart.
 // CHECK-LABEL: func.func @scaled_branch
-// CHECK: kime.kernel linear "out" x(%arg0 : {{.*}}) weight({{.*}}) in1(%arg1 : {{.*}}) in2(%arg0 : {{.*}}) act(gelu) program <in2 x in1 mul add>
+// CHECK: kime.linear_kernel "out" x(%arg0 : {{.*}}) weight({{.*}}) in1(%arg1 : {{.*}}) in2(%arg0 : {{.*}}) act(gelu) program <in2 x in1 mul add>
 // CHECK-LABEL: func.func @a_value_read_twice
-// CHECK: %[[O:.+]] = kime.kernel linear "o"
-// CHECK-NEXT: kime.kernel eltwise "sq" x(%[[O]] : {{.*}}) program <x x mul>
+// CHECK: %[[O:.+]] = kime.linear_kernel "o"
+// CHECK-NEXT: kime.eltwise_kernel "sq" x(%[[O]] : {{.*}}) program <x x mul>
 func.func @scaled_branch(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %w = kime.weight "o.weight" : () -> !kime.tensor<[8, 8], f32>
@@ -66,7 +66,7 @@ func.func @a_value_read_twice(%x: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<
 
 // y - relu(o), then tanh: a subtraction keeps its operands' order in the epilogue.
 // CHECK-LABEL: func.func @subtracted_branch
-// CHECK: kime.kernel linear "t" x(%arg0 : {{.*}}) weight({{.*}}) in1(%arg1 : {{.*}}) program <in1 x relu sub tanh>
+// CHECK: kime.linear_kernel "t" x(%arg0 : {{.*}}) weight({{.*}}) in1(%arg1 : {{.*}}) program <in1 x relu sub tanh>
 func.func @subtracted_branch(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %w = kime.weight "o.weight" : () -> !kime.tensor<[8, 8], f32>

@@ -10,8 +10,8 @@
 // PLANNED: kime.arena
 
 // CHECK-LABEL: func.func @chain
-// CHECK: %[[L:.+]] = kime.kernel linear "a"
-// CHECK-NEXT: kime.kernel eltwise "sum" x(%[[L]] : {{.*}}) in1(%arg1 : {{.*}}) program <x silu x in1 mul add>
+// CHECK: %[[L:.+]] = kime.linear_kernel "a"
+// CHECK-NEXT: kime.eltwise_kernel "sum" x(%[[L]] : {{.*}}) in1(%arg1 : {{.*}}) program <x silu x in1 mul add>
 // CHECK-NEXT: return
 func.func @chain(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
@@ -26,9 +26,9 @@ func.func @chain(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f
 // A chain needing more than four inputs (a to e): the root takes its own operands, and its
 // producers are chains of their own.
 // CHECK-LABEL: func.func @wide_chain
-// CHECK: %[[ABC:.+]] = kime.kernel eltwise "abc" x(%arg0 : {{.*}}) in1(%arg1 : {{.*}}) in2(%arg2 : {{.*}}) program <x in1 add in2 add>
-// CHECK: %[[X:.+]] = kime.kernel eltwise "x" x(%arg3 : {{.*}}) in1(%arg4 : {{.*}}) in2(%arg0 : {{.*}}) program <x in1 add in2 add>
-// CHECK: kime.kernel eltwise "all" x(%[[ABC]] : {{.*}}) in1(%[[X]] : {{.*}}) program <x in1 add>
+// CHECK: %[[ABC:.+]] = kime.eltwise_kernel "abc" x(%arg0 : {{.*}}) in1(%arg1 : {{.*}}) in2(%arg2 : {{.*}}) program <x in1 add in2 add>
+// CHECK: %[[X:.+]] = kime.eltwise_kernel "x" x(%arg3 : {{.*}}) in1(%arg4 : {{.*}}) in2(%arg0 : {{.*}}) program <x in1 add in2 add>
+// CHECK: kime.eltwise_kernel "all" x(%[[ABC]] : {{.*}}) in1(%[[X]] : {{.*}}) program <x in1 add>
 func.func @wide_chain(%a: !kime.tensor<[T:32, 8], f32>, %b: !kime.tensor<[T:32, 8], f32>, %c: !kime.tensor<[T:32, 8], f32>,
                       %d: !kime.tensor<[T:32, 8], f32>, %e: !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
@@ -44,14 +44,14 @@ func.func @wide_chain(%a: !kime.tensor<[T:32, 8], f32>, %b: !kime.tensor<[T:32, 
 // linears with GELU between them (the first a head kernel that norms only the marked rows);
 // logits as a view of their [M, 1].
 // CHECK-LABEL: func.func @heads
-// CHECK: %[[TOK:.+]] = kime.kernel gather "tok" x(%{{.+}} : !kime.tensor<[40, 8], f32>) index(%arg0 : {{.*}}) gather(rows)
-// CHECK: %[[N:.+]] = kime.kernel norm "n" x(%[[TOK]]
-// CHECK: %[[F:.+]] = kime.kernel gather "first" x(%[[N]] : {{.*}}) cu(%arg1 : {{.*}}) gather(first)
-// CHECK: kime.kernel norm "pool" x(%[[F]]
-// CHECK: kime.kernel linear "act"
-// CHECK: %[[H1:.+]] = kime.kernel head "h1" x(%[[TOK]] : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) norm_weight({{.*}}) norm(rms, {{.*}}) rows(markers)
-// CHECK: %[[G:.+]] = kime.kernel eltwise "h1.gelu" x(%[[H1]] : {{.*}}) program <x gelu>
-// CHECK: %[[H2:.+]] = kime.kernel linear "h2" x(%[[G]]
+// CHECK: %[[TOK:.+]] = kime.gather_kernel "tok" x(%{{.+}} : !kime.tensor<[40, 8], f32>) index(%arg0 : {{.*}}) gather(rows)
+// CHECK: %[[N:.+]] = kime.norm_kernel "n" x(%[[TOK]]
+// CHECK: %[[F:.+]] = kime.gather_kernel "first" x(%[[N]] : {{.*}}) cu(%arg1 : {{.*}}) gather(first)
+// CHECK: kime.norm_kernel "pool" x(%[[F]]
+// CHECK: kime.linear_kernel "act"
+// CHECK: %[[H1:.+]] = kime.head_kernel "h1" x(%[[TOK]] : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) norm_weight({{.*}}) norm(rms, {{.*}}) rows(markers)
+// CHECK: %[[G:.+]] = kime.eltwise_kernel "h1.gelu" x(%[[H1]] : {{.*}}) program <x gelu>
+// CHECK: %[[H2:.+]] = kime.linear_kernel "h2" x(%[[G]]
 // CHECK: %[[SQ:.+]] = kime.squeeze "logits"(%[[H2]])
 // CHECK: return %[[SQ]]
 func.func @heads(%ids: !kime.tensor<[T:32], ui32>, %cu: !kime.tensor<[S+1:5], ui32>, %markers: !kime.tensor<[M:8], ui32>,
@@ -78,9 +78,9 @@ func.func @heads(%ids: !kime.tensor<[T:32], ui32>, %cu: !kime.tensor<[S+1:5], ui
 // RoPE by token ids: no linear takes it; a rope kernel does. A SwiGLU whose up-projection alone
 // has a bias is one linear kernel.
 // CHECK-LABEL: func.func @rope_and_swiglu
-// CHECK: %[[Q:.+]] = kime.kernel linear "q"
-// CHECK-NEXT: kime.kernel rope "q.rope" x(%[[Q]] : {{.*}}) index(%arg0 : {{.*}}) rope(2, 1.000000e+04)
-// CHECK: kime.kernel linear "act" {{.*}} weight_up({{.*}}) bias_up({{.*}}) act(swiglu)
+// CHECK: %[[Q:.+]] = kime.linear_kernel "q"
+// CHECK-NEXT: kime.rope_kernel "q.rope" x(%[[Q]] : {{.*}}) index(%arg0 : {{.*}}) rope(2, 1.000000e+04)
+// CHECK: kime.linear_kernel "act" {{.*}} weight_up({{.*}}) bias_up({{.*}}) act(swiglu)
 func.func @rope_and_swiglu(%ids: !kime.tensor<[T:32], ui32>, %x: !kime.tensor<[T:32, 8], f32>) -> (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 16], f32>)
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %wq = kime.weight "q.weight" : () -> !kime.tensor<[8, 8], f32>
@@ -99,8 +99,8 @@ func.func @rope_and_swiglu(%ids: !kime.tensor<[T:32], ui32>, %x: !kime.tensor<[T
 // Graph format 2's functions join programs like the others (sub keeps its operand order), and a
 // mean of each sequence's tokens is a pool kernel.
 // CHECK-LABEL: func.func @format2
-// CHECK: %[[E:.+]] = kime.kernel eltwise "t" x(%arg1 : {{.*}}) in1(%arg0 : {{.*}}) program <x in1 sub relu gelu_tanh sigmoid tanh>
-// CHECK-NEXT: kime.kernel pool "mean" x(%[[E]] : {{.*}}) cu(%arg2 : {{.*}})
+// CHECK: %[[E:.+]] = kime.eltwise_kernel "t" x(%arg1 : {{.*}}) in1(%arg0 : {{.*}}) program <x in1 sub relu gelu_tanh sigmoid tanh>
+// CHECK-NEXT: kime.pool_kernel "mean" x(%[[E]] : {{.*}}) cu(%arg2 : {{.*}})
 func.func @format2(%x: !kime.tensor<[T:32, 8], f32>, %y: !kime.tensor<[T:32, 8], f32>, %cu: !kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[S:4, 8], f32>
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %d = kime.sub "d"(%y, %x) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>

@@ -12,17 +12,17 @@
 // F32-NOT: arith(bf16)
 // F32-NOT: arith(int8)
 // INT8-LABEL: func.func @arith
-// INT8: kime.kernel linear "a" {{.*}} weight(%{{.+}} : !kime.tensor<[32, 16], f32>) arith(int8) :
-// INT8: kime.kernel linear "b" {{.*}} weight(%{{.+}} : !kime.tensor<[24, 16], f32>) : !kime.tensor<[T:32, 24], f32>
+// INT8: kime.linear_kernel "a" {{.*}} weight(%{{.+}} : !kime.tensor<[32, 16], f32>) arith(int8) :
+// INT8: kime.linear_kernel "b" {{.*}} weight(%{{.+}} : !kime.tensor<[24, 16], f32>) : !kime.tensor<[T:32, 24], f32>
 // INT8-LABEL: func.func @swiglu_up_first
 // INT8: act(swiglu) arith(int8)
 // INT8-LABEL: func.func @norm_for_head_and_linear
-// INT8: kime.kernel linear "l" x({{.*}}) weight(%{{.+}} : !kime.tensor<[16, 16], f32>) : !kime.tensor<[T:32, 16], f32>
+// INT8: kime.linear_kernel "l" x({{.*}}) weight(%{{.+}} : !kime.tensor<[16, 16], f32>) : !kime.tensor<[T:32, 16], f32>
 // BAD: error: kime-fuse: linear-arith must be f32, bf16 or int8, not "f16"
 
 // CHECK-LABEL: func.func @arith
-// CHECK: kime.kernel linear "a" {{.*}} weight(%{{.+}} : !kime.tensor<[32, 16], f32>) arith(bf16) :
-// CHECK: kime.kernel linear "b" {{.*}} weight(%{{.+}} : !kime.tensor<[24, 16], f32>) : !kime.tensor<[T:32, 24], f32>
+// CHECK: kime.linear_kernel "a" {{.*}} weight(%{{.+}} : !kime.tensor<[32, 16], f32>) arith(bf16) :
+// CHECK: kime.linear_kernel "b" {{.*}} weight(%{{.+}} : !kime.tensor<[24, 16], f32>) : !kime.tensor<[T:32, 24], f32>
 func.func @arith(%x: !kime.tensor<[T:32, 16], f32>) -> (!kime.tensor<[T:32, 32], f32>, !kime.tensor<[T:32, 24], f32>) {
   %w = kime.weight "a.weight" : () -> !kime.tensor<[32, 16], f32>
   %v = kime.weight "b.weight" : () -> !kime.tensor<[24, 16], f32>
@@ -34,7 +34,7 @@ func.func @arith(%x: !kime.tensor<[T:32, 16], f32>) -> (!kime.tensor<[T:32, 32],
 // CHECK-LABEL: func.func @swiglu_up_first
 // CHECK-DAG: %[[WG:.+]] = kime.weight "gate.weight"
 // CHECK-DAG: %[[WU:.+]] = kime.weight "up.weight"
-// CHECK: kime.kernel linear "act" x(%arg0 : {{.*}}) weight(%[[WG]] : {{.*}}) weight_up(%[[WU]] : {{.*}}) act(swiglu) arith(bf16)
+// CHECK: kime.linear_kernel "act" x(%arg0 : {{.*}}) weight(%[[WG]] : {{.*}}) weight_up(%[[WU]] : {{.*}}) act(swiglu) arith(bf16)
 // CHECK-NEXT: return
 func.func @swiglu_up_first(%x: !kime.tensor<[T:32, 16], f32>) -> !kime.tensor<[T:32, 32], f32> {
   %wg = kime.weight "gate.weight" : () -> !kime.tensor<[32, 16], f32>
@@ -47,9 +47,9 @@ func.func @swiglu_up_first(%x: !kime.tensor<[T:32, 16], f32>) -> !kime.tensor<[T
 }
 
 // CHECK-LABEL: func.func @norm_for_head_and_linear
-// CHECK: %[[N:.+]] = kime.kernel norm "norm" x(%arg0 : {{.*}}) norm_weight
-// CHECK-NEXT: kime.kernel head "head" x(%arg0 : {{.*}}) cu(%arg1 : {{.*}}) norm_weight({{.*}}) weight({{.*}}) norm(rms, {{.*}}) rows(first)
-// CHECK-NEXT: kime.kernel linear "l" x(%[[N]] : {{.*}})
+// CHECK: %[[N:.+]] = kime.norm_kernel "norm" x(%arg0 : {{.*}}) norm_weight
+// CHECK-NEXT: kime.head_kernel "head" x(%arg0 : {{.*}}) cu(%arg1 : {{.*}}) norm_weight({{.*}}) weight({{.*}}) norm(rms, {{.*}}) rows(first)
+// CHECK-NEXT: kime.linear_kernel "l" x(%[[N]] : {{.*}})
 func.func @norm_for_head_and_linear(%x: !kime.tensor<[T:32, 16], f32>, %cu: !kime.tensor<[S+1:5], ui32>) -> (!kime.tensor<[S:4, 2], f32>, !kime.tensor<[T:32, 16], f32>) {
   %g = kime.weight "norm.weight" : () -> !kime.tensor<[16], f32>
   %wh = kime.weight "head.weight" : () -> !kime.tensor<[2, 16], f32>
@@ -64,13 +64,13 @@ func.func @norm_for_head_and_linear(%x: !kime.tensor<[T:32, 16], f32>, %cu: !kim
 // An embedding without a type table, its adds in another order: one embed kernel over the
 // token and position tables; the token table alone is a gather.
 // CHECK-LABEL: func.func @embed_without_types
-// CHECK: kime.kernel embed "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos(%{{.+}} : !kime.tensor<[32, 8], f32>) :
-// CHECK: kime.kernel gather "alone"
+// CHECK: kime.embed_kernel "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos(%{{.+}} : !kime.tensor<[32, 8], f32>) :
+// CHECK: kime.gather_kernel "alone"
 // With int8, a token table (a weight gathered by the ids) is int8 rows, the embed kernel's and the
 // lone gather's; the position table the embed kernel reads too stays f32 (LinearArithmetic.h):
 // INT8-LABEL: func.func @embed_without_types
-// INT8: kime.kernel embed "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos({{.*}}) arith(int8) :
-// INT8: kime.kernel gather "alone" x(%{{.+}} : !kime.tensor<[16, 8], f32>) index(%arg0 : {{.*}}) arith(int8) gather(rows)
+// INT8: kime.embed_kernel "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos({{.*}}) arith(int8) :
+// INT8: kime.gather_kernel "alone" x(%{{.+}} : !kime.tensor<[16, 8], f32>) index(%arg0 : {{.*}}) arith(int8) gather(rows)
 func.func @embed_without_types(%ids: !kime.tensor<[T:32], ui32>, %cu: !kime.tensor<[S+1:5], ui32>) -> (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>)
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %tok = kime.weight "embed.tok" : () -> !kime.tensor<[16, 8], f32>

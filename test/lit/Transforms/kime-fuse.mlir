@@ -11,26 +11,26 @@
 // CHECK-LABEL: func.func @tiny
 // CHECK-DAG: %[[NORM1:.+]] = kime.weight "layers.0.attn_norm.weight"
 // CHECK-DAG: %[[WQ:.+]] = kime.weight "layers.0.attn.q.weight"
-// CHECK: %[[X:.+]] = kime.kernel embed "embed" ids(%arg0 : {{.*}}) qtype(%arg4 : {{.*}}) cu(%arg1 : {{.*}}) tok_table(%{{.+}} : {{.*}}) type_table(%{{.+}} : {{.*}}) : !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[N:.+]] = kime.kernel norm "layers.0.attn_norm" x(%[[X]] : {{.*}}) norm_weight(%[[NORM1]] : {{.*}}) norm(rms, 9.9999999999999995E-7) : !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[V:.+]] = kime.kernel linear "layers.0.attn.v" x(%[[N]] : {{.*}}) weight(%{{.+}} : {{.*}}) : !kime.tensor<[T:64, 4], f32>
-// CHECK-NEXT: %[[Q:.+]] = kime.kernel linear "layers.0.attn.q" x(%[[N]] : {{.*}}) cu(%arg1 : {{.*}}) weight(%[[WQ]] : {{.*}}) rope(2, 1.000000e+04) : !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[K:.+]] = kime.kernel linear "layers.0.attn.k" x(%[[N]] : {{.*}}) cu(%arg1 : {{.*}}) weight(%{{.+}} : {{.*}}) rope(1, 1.000000e+04) : !kime.tensor<[T:64, 4], f32>
-// CHECK-NEXT: %[[A:.+]] = kime.kernel attention "layers.0.attn" q(%[[Q]] : {{.*}}) k(%[[K]] : {{.*}}) v(%[[V]] : {{.*}}) cu(%arg1 : {{.*}}) heads(2, 1, 5.000000e-01) : !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[R1:.+]] = kime.kernel linear "layers.0.attn.residual" x(%[[A]] : {{.*}}) weight(%{{.+}} : {{.*}}) residual(%[[X]] : {{.*}}) : !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[M:.+]] = kime.kernel norm "layers.0.mlp_norm" x(%[[R1]] : {{.*}}) norm_weight(%{{.+}} : {{.*}}) norm(rms, {{.*}}) :
-// CHECK-NEXT: %[[H:.+]] = kime.kernel linear "layers.0.mlp.act" x(%[[M]] : {{.*}}) weight(%{{.+}} : {{.*}}) weight_up(%{{.+}} : {{.*}}) act(swiglu) : !kime.tensor<[T:64, 12], f32>
-// CHECK-NEXT: %[[R2:.+]] = kime.kernel linear "layers.0.mlp.residual" x(%[[H]] : {{.*}}) weight(%{{.+}} : {{.*}}) residual(%[[R1]] : {{.*}}) : !kime.tensor<[T:64, 8], f32>
-// CHECK-NEXT: %[[L:.+]] = kime.kernel head "head.marker.logits" x(%[[R2]] : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) norm_weight(%{{.+}} : {{.*}}) weight(%{{.+}} : {{.*}}) bias(%{{.+}} : {{.*}}) norm(rms, {{.*}}) rows(markers) : !kime.tensor<[M:16], f32>
-// CHECK-NEXT: %[[ACT:.+]] = kime.kernel head "head.act" x(%[[R2]] : {{.*}}) cu(%arg1 : {{.*}}) norm_weight(%{{.+}} : {{.*}}) weight(%{{.+}} : {{.*}}) bias(%{{.+}} : {{.*}}) norm(rms, {{.*}}) rows(first) : !kime.tensor<[S:4, 2], f32>
+// CHECK: %[[X:.+]] = kime.embed_kernel "embed" ids(%arg0 : {{.*}}) qtype(%arg4 : {{.*}}) cu(%arg1 : {{.*}}) tok_table(%{{.+}} : {{.*}}) type_table(%{{.+}} : {{.*}}) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[N:.+]] = kime.norm_kernel "layers.0.attn_norm" x(%[[X]] : {{.*}}) norm_weight(%[[NORM1]] : {{.*}}) norm(rms, 9.9999999999999995E-7) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[V:.+]] = kime.linear_kernel "layers.0.attn.v" x(%[[N]] : {{.*}}) weight(%{{.+}} : {{.*}}) : !kime.tensor<[T:64, 4], f32>
+// CHECK-NEXT: %[[Q:.+]] = kime.linear_kernel "layers.0.attn.q" x(%[[N]] : {{.*}}) cu(%arg1 : {{.*}}) weight(%[[WQ]] : {{.*}}) rope(2, 1.000000e+04) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[K:.+]] = kime.linear_kernel "layers.0.attn.k" x(%[[N]] : {{.*}}) cu(%arg1 : {{.*}}) weight(%{{.+}} : {{.*}}) rope(1, 1.000000e+04) : !kime.tensor<[T:64, 4], f32>
+// CHECK-NEXT: %[[A:.+]] = kime.attention_kernel "layers.0.attn" q(%[[Q]] : {{.*}}) k(%[[K]] : {{.*}}) v(%[[V]] : {{.*}}) cu(%arg1 : {{.*}}) heads(2, 1, 5.000000e-01) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[R1:.+]] = kime.linear_kernel "layers.0.attn.residual" x(%[[A]] : {{.*}}) weight(%{{.+}} : {{.*}}) residual(%[[X]] : {{.*}}) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[M:.+]] = kime.norm_kernel "layers.0.mlp_norm" x(%[[R1]] : {{.*}}) norm_weight(%{{.+}} : {{.*}}) norm(rms, {{.*}}) :
+// CHECK-NEXT: %[[H:.+]] = kime.linear_kernel "layers.0.mlp.act" x(%[[M]] : {{.*}}) weight(%{{.+}} : {{.*}}) weight_up(%{{.+}} : {{.*}}) act(swiglu) : !kime.tensor<[T:64, 12], f32>
+// CHECK-NEXT: %[[R2:.+]] = kime.linear_kernel "layers.0.mlp.residual" x(%[[H]] : {{.*}}) weight(%{{.+}} : {{.*}}) residual(%[[R1]] : {{.*}}) : !kime.tensor<[T:64, 8], f32>
+// CHECK-NEXT: %[[L:.+]] = kime.head_kernel "head.marker.logits" x(%[[R2]] : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) norm_weight(%{{.+}} : {{.*}}) weight(%{{.+}} : {{.*}}) bias(%{{.+}} : {{.*}}) norm(rms, {{.*}}) rows(markers) : !kime.tensor<[M:16], f32>
+// CHECK-NEXT: %[[ACT:.+]] = kime.head_kernel "head.act" x(%[[R2]] : {{.*}}) cu(%arg1 : {{.*}}) norm_weight(%{{.+}} : {{.*}}) weight(%{{.+}} : {{.*}}) bias(%{{.+}} : {{.*}}) norm(rms, {{.*}}) rows(first) : !kime.tensor<[S:4, 2], f32>
 // CHECK-NEXT: return %[[L]], %[[ACT]]
 
-// GONE-NOT: kime.rms_norm
-// GONE-NOT: kime.linear
-// GONE-NOT: kime.positions
-// GONE-NOT: kime.rope
-// GONE-NOT: kime.silu
-// GONE-NOT: kime.add
+// GONE-NOT: kime.rms_norm "
+// GONE-NOT: kime.linear "
+// GONE-NOT: kime.positions "
+// GONE-NOT: kime.rope "
+// GONE-NOT: kime.silu "
+// GONE-NOT: kime.add "
 
 module {
   func.func @tiny(%arg0: !kime.tensor<[T:64], ui32>, %arg1: !kime.tensor<[S+1:5], ui32>, %arg2: !kime.tensor<[M:16], ui32>, %arg3: !kime.tensor<[S+1:5], ui32>, %arg4: !kime.tensor<[S:4], ui8>) -> (!kime.tensor<[M:16], f32>, !kime.tensor<[S:4, 2], f32>) attributes {kime.bucket = array<i64: 64, 4, 16>, kime.types = 2 : i64, kime.vocab = 16 : i64} {

@@ -33,12 +33,12 @@
 // After kime-fuse: select kernels copy the picked rows; the query linear (RoPE over the picked
 // positions), the attention, the MLP and the heads run on them.
 // FUSED-LABEL: func.func @tiny
-// FUSED: %[[NR:.+]] = kime.kernel select "layers.0.attn_norm.out" x(%{{.+}} : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) : !kime.tensor<[R:20, 8], f32>
-// FUSED: %[[Q:.+]] = kime.kernel linear "layers.0.attn.q" x(%[[NR]] : {{.*}}) cu(%arg1 : {{.*}}) weight({{.*}}) rope({{.*}}) : !kime.tensor<[R:20, 8], f32>
-// FUSED: kime.kernel attention "layers.0.attn" q(%[[Q]] : {{.*}}) k({{.*}}) v({{.*}}) cu(%arg1 : {{.*}}) heads({{.*}}) : !kime.tensor<[R:20, 8], f32>
-// FUSED: %[[XR:.+]] = kime.kernel select "embed.out" x(%{{.+}} : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) : !kime.tensor<[R:20, 8], f32>
-// FUSED: kime.kernel linear "layers.0.attn.residual" x({{.*}}) weight({{.*}}) residual(%[[XR]] : {{.*}}) : !kime.tensor<[R:20, 8], f32>
-// FUSED: kime.kernel head "head.marker.logits"
+// FUSED: %[[NR:.+]] = kime.select_kernel "layers.0.attn_norm.out" x(%{{.+}} : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) : !kime.tensor<[R:20, 8], f32>
+// FUSED: %[[Q:.+]] = kime.linear_kernel "layers.0.attn.q" x(%[[NR]] : {{.*}}) cu(%arg1 : {{.*}}) weight({{.*}}) rope({{.*}}) : !kime.tensor<[R:20, 8], f32>
+// FUSED: kime.attention_kernel "layers.0.attn" q(%[[Q]] : {{.*}}) k({{.*}}) v({{.*}}) cu(%arg1 : {{.*}}) heads({{.*}}) : !kime.tensor<[R:20, 8], f32>
+// FUSED: %[[XR:.+]] = kime.select_kernel "embed.out" x(%{{.+}} : {{.*}}) cu(%arg1 : {{.*}}) markers(%arg2 : {{.*}}) mcu(%arg3 : {{.*}}) : !kime.tensor<[R:20, 8], f32>
+// FUSED: kime.linear_kernel "layers.0.attn.residual" x({{.*}}) weight({{.*}}) residual(%[[XR]] : {{.*}}) : !kime.tensor<[R:20, 8], f32>
+// FUSED: kime.head_kernel "head.marker.logits"
 // FUSED-NOT: kime.output_rows
 // FUSED-NOT: kime.sequence_ids
 // FUSED-NOT: kime.positions

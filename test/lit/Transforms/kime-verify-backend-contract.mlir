@@ -6,8 +6,8 @@
 func.func @ok(%x: !kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], f32>
     attributes {kime.bucket = array<i64: 8, 2, 2>, kime.arena = 128 : i64} {
   %w = kime.weight "w" : () -> !kime.tensor<[4, 4], f32>
-  // CHECK: kime.kernel linear "l"
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) {offset = 0 : i64} : !kime.tensor<[T:8, 4], f32>
+  // CHECK: kime.linear_kernel "l"
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) {offset = 0 : i64} : !kime.tensor<[T:8, 4], f32>
   return %y : !kime.tensor<[T:8, 4], f32>
 }
 
@@ -26,7 +26,7 @@ func.func @unplanned(%x: !kime.tensor<[T:8, 4], f32>) -> !kime.tensor<[T:8, 4], 
     attributes {kime.bucket = array<i64: 8, 2, 2>, kime.arena = 0 : i64} {
   %w = kime.weight "w" : () -> !kime.tensor<[4, 4], f32>
   // expected-error @+1 {{backend contract: has no arena offset}}
-  %y = kime.kernel linear "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
+  %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) : !kime.tensor<[T:8, 4], f32>
   return %y : !kime.tensor<[T:8, 4], f32>
 }
 

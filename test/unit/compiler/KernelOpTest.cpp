@@ -1,5 +1,8 @@
-// kime.kernel's operands by role, and kernels found identical by their specs.
+// The kernel ops' operands by role, and kernels found identical by their specs.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
 
 #include "kime/IR/KimeDialect.h"
 #include "mlir/IR/Builders.h"
@@ -11,9 +14,31 @@ namespace {
 
 using mlir::kime::KernelRole;
 
-// The builder passes the roles in the order of the op's operands; each role must reach the
-// operand of its name, in the accessors, in the operand segments and in the printed form.
-TEST(KernelOp, EachRoleReachesTheOperandOfItsName) {
+// Sets each choice the kernel's op has, so that it prints.
+void setEveryChoice(mlir::Operation* op) {
+  mlir::MLIRContext* ctx = op->getContext();
+  mlir::Builder b(ctx);
+  const std::pair<const char*, mlir::Attribute> choices[] = {
+      {"norm", mlir::kime::NormKindAttr::get(ctx, NormKind::rms)},
+      {"eps", b.getF64FloatAttr(1e-6)},
+      {"heads", b.getI64IntegerAttr(2)},
+      {"kv_heads", b.getI64IntegerAttr(1)},
+      {"scale", b.getF64FloatAttr(0.5)},
+      {"rows", mlir::kime::HeadRowsAttr::get(ctx, HeadRows::first)},
+      {"gather", mlir::kime::GatherKindAttr::get(ctx, GatherKind::rows)},
+      {"program", mlir::kime::ProgramAttr::get(ctx, *eltwise::Program::parse("x"))},
+      {"rope_heads", b.getI64IntegerAttr(2)},
+      {"rope_theta", b.getF64FloatAttr(1e4)}};
+  for (const auto& [name, value] : choices)
+    if (llvm::is_contained(op->getName().getAttributeNames(), mlir::StringAttr::get(ctx, name)))
+      mlir::kime::setKernelChoice(op, name, value);
+}
+
+// The builder passes the roles in the order of the op's operands; each role of its class must
+// reach the operand of its name, in the accessors, in the operand segments and in the printed
+// form, and a role of no operand of the op is never reached.
+template <class Op>
+void expectRolesReachTheirOperands() {
   mlir::MLIRContext ctx;
   ctx.loadDialect<mlir::kime::KimeDialect, mlir::func::FuncDialect>();
   mlir::OpBuilder b(&ctx);
@@ -26,30 +51,54 @@ TEST(KernelOp, EachRoleReachesTheOperandOfItsName) {
   auto fn = b.create<mlir::func::FuncOp>(b.getUnknownLoc(), "f", b.getFunctionType(types, {}));
   b.setInsertionPointToStart(fn.addEntryBlock());
   std::vector<mlir::Value> byRole(fn.getArguments().begin(), fn.getArguments().end());
-  auto op = b.create<mlir::kime::KernelOp>(b.getUnknownLoc(), types[0], mlir::kime::KernelClass::linear, "k", byRole);
+  mlir::Operation* created = mlir::kime::createKernel(b, b.getUnknownLoc(), types[0], Op::kKernelClass, "k", byRole);
+  auto op = mlir::cast<Op>(created);
+  auto k = mlir::cast<mlir::kime::KernelOpInterface>(created);
+  EXPECT_EQ(k.getKernelClass(), Op::kKernelClass);
 
+  setEveryChoice(created);
   std::string text;
   llvm::raw_string_ostream os(text);
-  op->print(os, mlir::OpPrintingFlags().assumeVerified());  // a linear with every role is invalid
-  for (unsigned r = 0; r < mlir::kime::kKernelRoleCount; ++r) {
-    const auto role = KernelRole(r);
+  op->print(os, mlir::OpPrintingFlags().assumeVerified());  // every role at once: not a valid kernel
+  std::set<KernelRole> own(std::begin(Op::kRoles), std::end(Op::kRoles));
+  for (unsigned i = 0; i < std::size(Op::kRoles); ++i) {
+    const KernelRole role = Op::kRoles[i];
     const std::string name = mlir::kime::stringifyKernelRole(role).str();
-    EXPECT_EQ(op.getRoleOperand(role), byRole[r]) << name;
-    ASSERT_EQ(op.getODSOperands(r).size(), 1u) << name;
-    EXPECT_EQ(op.getODSOperands(r).front(), byRole[r]) << name;
-    const std::string printed =
-        " " + name + "(%arg" + std::to_string(r) + " : !kime.tensor<[" + std::to_string(100 + r) + "], f32>)";
+    EXPECT_EQ(k.getRoleOperand(role), byRole[unsigned(role)]) << name;
+    ASSERT_EQ(op.getODSOperands(i).size(), 1u) << name;
+    EXPECT_EQ(op.getODSOperands(i).front(), byRole[unsigned(role)]) << name;
+    const std::string printed = " " + name + "(%arg" + std::to_string(unsigned(role)) + " : !kime.tensor<[" +
+                                std::to_string(100 + unsigned(role)) + "], f32>)";
     EXPECT_NE(text.find(printed), std::string::npos) << printed << " not in " << text;
+  }
+  for (unsigned r = 0; r < mlir::kime::kKernelRoleCount; ++r) {
+    if (!own.count(KernelRole(r))) {
+      EXPECT_FALSE(k.getRoleOperand(KernelRole(r))) << r;
+    }
   }
   module->erase();
 }
 
-TEST(KernelRoles, EachClassTakesWhatItRequires) {
-  for (int c = 0; c < KIME_CLASS_COUNT; ++c) {
-    const mlir::kime::KernelRoles& roles = mlir::kime::kernelRoles(mlir::kime::KernelClass(c));
-    EXPECT_NE(roles.required, 0u) << kime_kernel_class_names[c];
-    EXPECT_EQ(roles.required & roles.optional, 0u) << kime_kernel_class_names[c];
-  }
+TEST(KernelOp, EachRoleReachesTheOperandOfItsName) {
+  expectRolesReachTheirOperands<mlir::kime::EmbedKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::NormKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::LinearKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::AttentionKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::HeadKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::SelectKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::GatherKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::EltwiseKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::RopeKernelOp>();
+  expectRolesReachTheirOperands<mlir::kime::PoolKernelOp>();
+}
+
+// The ops' roles are KernelRole's order (what the printed form and the byRole builder assume).
+TEST(KernelOp, EachOpsRolesAreInRoleOrder) {
+  auto ordered = [](const auto& roles) { return std::is_sorted(std::begin(roles), std::end(roles)); };
+  EXPECT_TRUE(ordered(mlir::kime::EmbedKernelOp::kRoles));
+  EXPECT_TRUE(ordered(mlir::kime::LinearKernelOp::kRoles));
+  EXPECT_TRUE(ordered(mlir::kime::HeadKernelOp::kRoles));
+  EXPECT_TRUE(ordered(mlir::kime::GatherKernelOp::kRoles));
 }
 
 KernelSpec linearSpec() {
