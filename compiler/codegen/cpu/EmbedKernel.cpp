@@ -1,0 +1,29 @@
+// The embed kernel: each token's row of the token table (int8 rows read back with their scale),
+// plus its sequence's type row and its position row.
+#include "ClassKernels.h"
+
+namespace kime::cpu {
+
+using namespace Halide;
+
+HalideKernel embedKernel(const KernelSpec& s, const IsaInfo& isa) {
+  ImageParam ids(UInt(32), 1, "ids"), tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"),
+      qtype(UInt(8), 1, "qtype"), tok(s.int8() ? Int(8) : Float(32), 2, "tok"), tokScale(Float(32), 1, "tok_scale"),
+      type(Float(32), 2, "type"), pos(Float(32), 2, "pos");
+  Var c("c"), r("r");
+  Func out("embed");
+  Expr seq = clamp(tokseq(r), 0, qtype.dim(0).extent() - 1);
+  Expr row = rowOf(ids(r), tok);
+  Expr e = s.int8() ? cast<float>(tok(c, row)) * tokScale(row) : tok(c, row);
+  if (s.typeTable) e += type(c, rowOf(qtype(seq), type));
+  if (s.learnedPos) e += pos(c, rowOf(tokpos(r), pos));
+  out(c, r) = e;
+
+  out.bound(c, 0, int(s.out));
+  Var ro("ro"), ri("ri");
+  const RowSchedule sch = rowSchedule(s, isa);
+  out.split(r, ro, ri, sch.taskRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(c, sch.lanes);
+  return {Pipeline(out), {ids, tokseq, tokpos, qtype, tok, tokScale, type, pos}};
+}
+
+}  // namespace kime::cpu
