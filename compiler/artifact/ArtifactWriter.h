@@ -1,4 +1,4 @@
-// Writes a `.kime` file (runtime/include/kime/format.h): header, section table, page-aligned
+// Writes a `.kime` file (runtime/abi/kime/format.h): header, section table, page-aligned
 // sections with checksums. Sections keep the order they were added in; the same sections give
 // the same bytes.
 #ifndef KIME_ARTIFACT_ARTIFACTWRITER_H
