@@ -120,8 +120,6 @@ LogicalResult LinearKernelOp::verify() {
   return getProgram() ? verifyProgram(*this, *getProgram()) : success();
 }
 
-LogicalResult AttentionKernelOp::verify() { return success(); }
-
 LogicalResult HeadKernelOp::verify() {
   const bool norm = getNorm().has_value(), markerRows = getRows() == HeadRows::markers;
   if (failed(together(*this, "norm(...)", norm, "eps", getEps().has_value())) ||
@@ -133,8 +131,6 @@ LogicalResult HeadKernelOp::verify() {
     return failure();
   return success();
 }
-
-LogicalResult SelectKernelOp::verify() { return success(); }
 
 // gather(rows) takes its index; the others cu, and gather(markers) the markers and mcu too.
 LogicalResult GatherKernelOp::verify() {
@@ -148,7 +144,3 @@ LogicalResult GatherKernelOp::verify() {
 }
 
 LogicalResult EltwiseKernelOp::verify() { return verifyProgram(*this, getProgram()); }
-
-LogicalResult RopeKernelOp::verify() { return success(); }
-
-LogicalResult PoolKernelOp::verify() { return success(); }

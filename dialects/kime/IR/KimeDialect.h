@@ -50,7 +50,7 @@ FailureOr<E> parseChoiceKeyword(AsmParser& parser) {
   StringRef word;
   if (failed(parser.parseKeyword(&word))) return failure();
   const std::optional<E> e = ::kime::parseChoice<E>(std::string_view(word.data(), word.size()));
-  const E first = ::kime::ChoiceNames<E>::hasNone ? E(1) : E(0);
+  const E first = ::kime::choiceHasNone<E>() ? E(1) : E(0);
   if (!e || *e < first)
     return parser.emitError(at) << "expected " << ::kime::ChoiceNames<E>::what << " " << ::kime::choiceList<E>(first)
                                 << ", not '" << word << "'";
@@ -110,10 +110,8 @@ namespace mlir::kime {
 Type elementTypeOf(MLIRContext* ctx, ::kime::shapes::DType t);
 std::optional<::kime::shapes::DType> dtypeOf(Type t);
 
-// The number of kernel operand roles (KernelRole), and a set of them.
+// The number of kernel operand roles (KernelRole).
 constexpr unsigned kKernelRoleCount = getMaxEnumValForKernelRole() + 1;
-using KernelRoleSet = uint32_t;
-constexpr KernelRoleSet roleBit(KernelRole r) { return KernelRoleSet(1) << unsigned(r); }
 
 // A new kernel of class `kind` (the op of that class) at the builder's insertion point, its
 // operands from `byRole` (one value or null per role); its choices are set afterwards.

@@ -19,6 +19,7 @@ def Kime_KernelClass : I32EnumAttr<"KernelClass", "a kernel class (plan.h's kime
     I32EnumAttrCase<"gather", 6>, I32EnumAttrCase<"eltwise", 7>, I32EnumAttrCase<"rope", 8>,
     I32EnumAttrCase<"pool", 9>]> {
   let cppNamespace = "::mlir::kime";
+  let genSpecializedAttr = 0;  // the class is the op (each op's kKernelClass), no attribute
 }
 
 // A kernel's choices (norm, activation, head rows, gather, arithmetic) are KimeAttrs.td's
@@ -46,11 +47,13 @@ def Kime_KernelRole : I32EnumAttr<"KernelRole", "the role of a kernel's operand"
 // `operands` are the class's roles; `choices` its attributes; after kime-plan-memory, `offset`
 // is the result's byte offset in the bucket's arena. Each op is a KernelOpInterface: its class,
 // its operands by role (`kRoles`, made from `operands`) and its offset.
-class Kime_KernelOpBase<string cls, dag operands, dag choices, list<Trait> traits = []>
+class Kime_KernelOpBase<string cls, dag operands, dag choices, list<Trait> traits = [],
+                        bit choicesToCheck = 1>
     : Kime_Op<cls # "_kernel", traits # [Kime_KernelOpInterface]> {
   let arguments = !con((ins StrAttr:$node), operands, choices, (ins OptionalAttr<I64Attr>:$offset));
   let results = (outs Kime_Tensor:$result);
-  let hasVerifier = 1;
+  // A class whose choices all stand alone has nothing beyond ODS's checks to verify.
+  let hasVerifier = choicesToCheck;
   let builders = [
     // `byRole` holds kKernelRoleCount values, null where the kernel has no such operand; the
     // choices are set afterwards (setKernelChoice, or the attribute setters).
@@ -144,7 +147,7 @@ def Kime_LinearKernelOp : Kime_KernelOpBase<"linear",
 
 def Kime_AttentionKernelOp : Kime_KernelOpBase<"attention",
     (ins Kime_Tensor:$q, Kime_Tensor:$k, Kime_Tensor:$v, Kime_Tensor:$cu),
-    (ins I64Attr:$heads, I64Attr:$kv_heads, F64Attr:$scale)> {
+    (ins I64Attr:$heads, I64Attr:$kv_heads, F64Attr:$scale), [], 0> {
   let summary = "Each token's attention over its own sequence's keys (kv_heads shared by heads / kv_heads).";
   let assemblyFormat = [{
     $node `q` `(` $q `:` qualified(type($q)) `)` `k` `(` $k `:` qualified(type($k)) `)` `v` `(` $v `:` qualified(type($v)) `)`
@@ -176,7 +179,7 @@ def Kime_HeadKernelOp : Kime_KernelOpBase<"head",
 }
 
 def Kime_SelectKernelOp : Kime_KernelOpBase<"select",
-    (ins Kime_Tensor:$x, Kime_Tensor:$cu, Kime_Tensor:$markers, Kime_Tensor:$mcu), (ins)> {
+    (ins Kime_Tensor:$x, Kime_Tensor:$cu, Kime_Tensor:$markers, Kime_Tensor:$mcu), (ins), [], 0> {
   let summary = "kime-prune-rows' output rows: each sequence's first token, then each marked token.";
   let assemblyFormat = [{
     $node `x` `(` $x `:` qualified(type($x)) `)` `cu` `(` $cu `:` qualified(type($cu)) `)`
@@ -219,7 +222,7 @@ def Kime_EltwiseKernelOp : Kime_KernelOpBase<"eltwise",
 }
 
 def Kime_RopeKernelOp : Kime_KernelOpBase<"rope",
-    (ins Kime_Tensor:$x, Kime_Tensor:$index), (ins I64Attr:$rope_heads, F64Attr:$rope_theta)> {
+    (ins Kime_Tensor:$x, Kime_Tensor:$index), (ins I64Attr:$rope_heads, F64Attr:$rope_theta), [], 0> {
   let summary = "Rotates each head of each row by its position (index).";
   let assemblyFormat = [{
     $node `x` `(` $x `:` qualified(type($x)) `)` `index` `(` $index `:` qualified(type($index)) `)`
@@ -228,7 +231,7 @@ def Kime_RopeKernelOp : Kime_KernelOpBase<"rope",
   }];
 }
 
-def Kime_PoolKernelOp : Kime_KernelOpBase<"pool", (ins Kime_Tensor:$x, Kime_Tensor:$cu), (ins)> {
+def Kime_PoolKernelOp : Kime_KernelOpBase<"pool", (ins Kime_Tensor:$x, Kime_Tensor:$cu), (ins), [], 0> {
   let summary = "The mean of each sequence's rows (zeros for an empty one).";
   let assemblyFormat = [{
     $node `x` `(` $x `:` qualified(type($x)) `)` `cu` `(` $cu `:` qualified(type($cu)) `)`

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kime/IR/KimeDialect.h"
-#include "kime/core/LinearArithmetic.h"
+#include "kime/core/KernelChoices.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 

@@ -34,6 +34,9 @@ TEST(KernelChoices, ListsForMessages) {
   EXPECT_EQ(choiceList<Arithmetic>(), "f32, bf16 or int8");
   EXPECT_EQ(choiceList<NormKind>(NormKind::rms), "rms or layer");
   EXPECT_EQ(choiceList<GatherKind>(GatherKind::rows), "rows, seqs, first or markers");
+  EXPECT_FALSE(choiceHasNone<Arithmetic>());  // f32 is a value, written or left out
+  EXPECT_TRUE(choiceHasNone<NormKind>());
+  EXPECT_TRUE(choiceHasNone<GatherKind>());
 }
 
 TEST(KernelChoices, CpuPrecisionParsesThroughTheSameNames) {

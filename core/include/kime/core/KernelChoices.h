@@ -33,44 +33,45 @@ enum class HeadRows : uint8_t { none, markers, first };
 // (gather_markers); none: not a gather.
 enum class GatherKind : uint8_t { none, rows, seqs, first, markers };
 
-// Each enum's names, by value, what the enum is called in messages, and whether its first value
-// is `none` (the kernel makes no such choice).
+// Each enum's names, by value, and what the enum is called in messages.
 template <class E>
 struct ChoiceNames;
 template <>
 struct ChoiceNames<Arithmetic> {
   static constexpr const char* what = "arithmetic";
-  static constexpr bool hasNone = false;
   static constexpr const char* names[] = {"f32", "bf16", "int8"};
 };
 template <>
 struct ChoiceNames<NormKind> {
   static constexpr const char* what = "norm";
-  static constexpr bool hasNone = true;
   static constexpr const char* names[] = {"none", "rms", "layer"};
 };
 template <>
 struct ChoiceNames<Activation> {
   static constexpr const char* what = "activation";
-  static constexpr bool hasNone = true;
   static constexpr const char* names[] = {"none", "gelu", "swiglu"};
 };
 template <>
 struct ChoiceNames<HeadRows> {
   static constexpr const char* what = "head rows";
-  static constexpr bool hasNone = true;
   static constexpr const char* names[] = {"none", "markers", "first"};
 };
 template <>
 struct ChoiceNames<GatherKind> {
   static constexpr const char* what = "gather";
-  static constexpr bool hasNone = true;
   static constexpr const char* names[] = {"none", "rows", "seqs", "first", "markers"};
 };
 
 template <class E>
 constexpr size_t choiceCount() {
   return sizeof(ChoiceNames<E>::names) / sizeof(ChoiceNames<E>::names[0]);
+}
+
+// Whether the enum's first value is `none` (the kernel makes no such choice): not a value an
+// attribute holds.
+template <class E>
+constexpr bool choiceHasNone() {
+  return std::string_view(ChoiceNames<E>::names[0]) == "none";
 }
 
 template <class E>
