@@ -37,7 +37,7 @@ const BucketMeasure& BucketMeasurer::measure(const Bucket& b) {
   for (const PlanStep& step : plan.steps) {
     const PlanArg& out = step.args.back();
     double rows = double(out.rowCount);
-    if (s.kernels.specs[size_t(step.kernel)].kind == KIME_CLASS_ATTENTION)
+    if (s.kernels.specs[size_t(step.kernel)].kind() == KIME_CLASS_ATTENTION)
       rows = out.rows == KIME_ROWS_R ? outputPairs : pairs;
     m.flops += step.flops * rows;
   }

@@ -29,7 +29,8 @@ using mlir::kime::SelectKernelOp;
 using mlir::kime::WeightOp;
 
 int64_t KernelRegistry::intern(KernelSpec s) {
-  if (s.fewRows && !(fewRowsDiffers && fewRowsDiffers(s))) s.fewRows = false;
+  if (auto* l = std::get_if<LinearSpec>(&s.choices); l && l->fewRows && !(fewRowsDiffers && fewRowsDiffers(s)))
+    l->fewRows = false;
   // Tens of kernels at most: a scan finds the equal one.
   auto it = std::find(specs.begin(), specs.end(), s);
   if (it != specs.end()) return int64_t(it - specs.begin());
@@ -38,7 +39,7 @@ int64_t KernelRegistry::intern(KernelSpec s) {
 }
 
 std::string KernelRegistry::name(int64_t i) const {
-  return "k" + std::to_string(i) + "_" + className(specs[size_t(i)].kind);
+  return "k" + std::to_string(i) + "_" + className(specs[size_t(i)].kind());
 }
 
 static_assert(kWeightPanel == kLinearPanelColumns,
@@ -110,7 +111,7 @@ class SlotArgs {
     }
     if (!bySlot_.empty())
       throw CompileError("internal: kernel \"" + node + "\" has an argument for \"" + bySlot_.begin()->first +
-                         "\", a slot its " + className(s.kind) + " class does not take here (plan.h)");
+                         "\", a slot its " + className(s.kind()) + " class does not take here (plan.h)");
     return out;
   }
 
@@ -121,7 +122,7 @@ class SlotArgs {
 std::string nameOf(KernelRole r) { return mlir::kime::stringifyKernelRole(r).str(); }
 
 // The rows of a kernel's output: one of the batch's counts, or a static number.
-void setRows(Value result, KernelSpec& s) {
+void setRows(Value result, KernelShape& s) {
   const shapes::Dim& rows = cast<KimeTensorType>(result.getType()).getDims()[0];
   s.rowSym = rowSymbol(rows.sym, rows.value);
   s.staticRows = rows.isStatic() ? rows.value : 0;
@@ -135,36 +136,39 @@ class StepBuilder {
   PlanStep build(KernelOpInterface k, KernelSpec& s) {
     PlanStep step;
     step.node = k.getNodeName().str();
-    s.kind = kime_kernel_class(k.getKernelClass());  // numbered as plan.h (KernelOps.cpp checks)
     const Value result = k->getResult(0);
     shapes::Shape outShape = cast<KimeTensorType>(result.getType()).toShape();
     s.out = outShape.rank() > 1 ? outShape.dims[1].value : 1;
     setRows(result, s);
     SlotArgs args;
     llvm::TypeSwitch<Operation*>(k)
-        .Case([&](EmbedKernelOp op) { embed(op, s, args); })
+        .Case([&](EmbedKernelOp op) { s.choices = embed(op, args); })
         .Case([&](NormKernelOp op) {
           input(op, s, args);
-          norm(op, op.getNorm(), op.getEpsAttr(), s, args);
+          s.choices = norm(op, op.getNorm(), op.getEpsAttr(), args);
         })
-        .Case([&](LinearKernelOp op) { step.flops = linear(op, s, args); })
-        .Case([&](AttentionKernelOp op) { step.flops = attention(op, s, args); })
-        .Case([&](HeadKernelOp op) { step.flops = head(op, s, args); })
+        .Case([&](LinearKernelOp op) { s.choices = linear(op, s, args, step.flops); })
+        .Case([&](AttentionKernelOp op) { s.choices = attention(op, s, args, step.flops); })
+        .Case([&](HeadKernelOp op) { s.choices = head(op, s, args, step.flops); })
         .Case([&](SelectKernelOp op) {
           input(op, s, args);
           args.set("rows", outputRows(KIME_INPUT_OUT_ROWS));
+          s.choices = SelectSpec{};
         })
-        .Case([&](GatherKernelOp op) { gather(op, s, args); })
-        .Case([&](EltwiseKernelOp op) { eltwise(op, s, args); })
-        .Case([&](RopeKernelOp op) { rope(op, s, args, step.node); })
+        .Case([&](GatherKernelOp op) { s.choices = gather(op, s, args); })
+        .Case([&](EltwiseKernelOp op) { s.choices = eltwise(op, s, args); })
+        .Case([&](RopeKernelOp op) { s.choices = rope(op, s, args, step.node); })
         .Case([&](PoolKernelOp op) {
           input(op, s, args);
           args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
           args.set("cu", inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32));
+          s.choices = PoolSpec{};
         })
         .Default([&](Operation*) { throw CompileError("internal: kernel \"" + step.node + "\" of no known class"); });
+    if (s.kind() != kime_kernel_class(k.getKernelClass()))  // numbered as plan.h (KernelOps.cpp checks)
+      throw CompileError("internal: kernel \"" + step.node + "\" lowered to another class's spec");
     PlanArg out = arenaArg(result);
-    if (s.kind == KIME_CLASS_HEAD) out.cols = s.out;  // [M] logits are [M, 1] to the kernel
+    if (s.kind() == KIME_CLASS_HEAD) out.cols = s.out;  // [M] logits are [M, 1] to the kernel
     args.set("out", out);
     step.args = args.inOrder(s, step.node);
     return step;
@@ -202,15 +206,16 @@ class StepBuilder {
 
   // An index array: one of the batch's own (u32 read as i32, qtype as u8) or the positions the
   // runtime stages.
-  PlanArg indexArg(Value v, KernelSpec& s, const std::string& node) {
+  // `u8`: where an index may be qtype, read as u8 (a gather's), set to whether it is.
+  PlanArg indexArg(Value v, const std::string& node, bool* u8 = nullptr) {
     if (auto a = dyn_cast<BlockArgument>(v)) {
       const std::string name = graphInputs()[a.getArgNumber()].name;
       if (name == "ids") return inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_I32);
       if (name == "cu") return inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_I32);
       if (name == "mcu") return inputArg(KIME_INPUT_MCU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_I32);
       if (name == "markers") return inputArg(KIME_INPUT_MARKERS, KIME_ROWS_M, b_.markers, KIME_DTYPE_I32);
-      if (name == "qtype" && s.kind == KIME_CLASS_GATHER) {
-        s.indexU8 = true;
+      if (name == "qtype" && u8) {
+        *u8 = true;
         return inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8);
       }
     }
@@ -222,29 +227,33 @@ class StepBuilder {
 
   // RoPE by any positions: tables of the angles for every position they can take (the longest
   // sequence, or the vocabulary for token ids).
-  void rope(RopeKernelOp k, KernelSpec& s, SlotArgs& args, const std::string& node) {
+  RopeSpec rope(RopeKernelOp k, KernelShape& s, SlotArgs& args, const std::string& node) {
     input(k, s, args);
-    s.ropeHeads = int64_t(k.getRopeHeads());
-    s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
-    PlanArg pos = indexArg(k.getIndex(), s, node);
-    s.ropeRows = pos.input == KIME_INPUT_IDS ? vocab_ : ropeRows_;
-    const int64_t hd = s.out / s.ropeHeads;
+    RopeSpec r;
+    r.heads = int64_t(k.getRopeHeads());
+    r.theta = k.getRopeThetaAttr().getValueAsDouble();
+    PlanArg pos = indexArg(k.getIndex(), node);
+    r.rows = pos.input == KIME_INPUT_IDS ? vocab_ : ropeRows_;
+    const int64_t hd = s.out / r.heads;
     args.set("pos", pos);
-    args.set("rope_cos", weightArg(w_.ropeTable(false, hd, s.ropeTheta, s.ropeRows)));
-    args.set("rope_sin", weightArg(w_.ropeTable(true, hd, s.ropeTheta, s.ropeRows)));
+    args.set("rope_cos", weightArg(w_.ropeTable(false, hd, r.theta, r.rows)));
+    args.set("rope_sin", weightArg(w_.ropeTable(true, hd, r.theta, r.rows)));
+    return r;
   }
 
   // A gather's table or matrix, and the index of each output row.
-  void gather(GatherKernelOp k, KernelSpec& s, SlotArgs& args) {
+  GatherSpec gather(GatherKernelOp k, KernelShape& s, SlotArgs& args) {
+    GatherSpec g;
     // arith(int8): a token table's int8 rows (the verifier allows it on gather(rows) of a weight).
-    s.arith = k.getArith().value_or(Arithmetic::f32);
-    input(k, s, args, s.int8() ? WeightLayout::int8Rows() : WeightLayout::rows());
-    if (s.int8()) args.set("x_scale", weight(k, KernelRole::x, WeightLayout::int8RowScales()));
+    g.arith = k.getArith().value_or(Arithmetic::f32);
+    const bool int8 = g.arith == Arithmetic::int8;
+    input(k, s, args, int8 ? WeightLayout::int8Rows() : WeightLayout::rows());
+    if (int8) args.set("x_scale", weight(k, KernelRole::x, WeightLayout::int8RowScales()));
     const bool picked = hasOutputRows(k.getX());
     switch (k.getGather()) {
       case GatherKind::rows: {
-        PlanArg index = indexArg(k.getIndex(), s, k.getNode().str());
-        args.set(s.indexU8 ? "index_u8" : "index", index);
+        PlanArg index = indexArg(k.getIndex(), k.getNode().str(), &g.indexU8);
+        args.set(g.indexU8 ? "index_u8" : "index", index);
         break;
       }
       case GatherKind::seqs:
@@ -261,127 +270,137 @@ class StepBuilder {
       case GatherKind::none:
         throw CompileError("internal: gather kernel \"" + k.getNode().str() + "\" without its gather(...)");
     }
+    return g;
   }
 
   // An elementwise program (an eltwise kernel's, or a linear's epilogue) and its inputs in1..in3.
-  void program(KernelOpInterface k, mlir::kime::ProgramAttr program, KernelSpec& s, SlotArgs& args) {
-    if (!program) return;
-    s.program = program.getProgram();
+  eltwise::Program program(KernelOpInterface k, mlir::kime::ProgramAttr program, SlotArgs& args) {
+    if (!program) return {};
     const std::pair<const char*, KernelRole> inputs[] = {
         {"in1", KernelRole::in1}, {"in2", KernelRole::in2}, {"in3", KernelRole::in3}};
     for (const auto& [slot, role] : inputs)
       if (Value v = k.getRoleOperand(role)) args.set(slot, valueArg(v));
+    return program.getProgram();
   }
 
-  void eltwise(EltwiseKernelOp k, KernelSpec& s, SlotArgs& args) {
-    s.vector = cast<KimeTensorType>(k.getType()).getDims().size() == 1;
+  EltwiseSpec eltwise(EltwiseKernelOp k, KernelShape& s, SlotArgs& args) {
     args.set("x", valueArg(k.getX()));
     s.in = s.out;
-    program(k, k.getProgramAttr(), s, args);
+    return {program(k, k.getProgramAttr(), args), cast<KimeTensorType>(k.getType()).getDims().size() == 1};
   }
 
   // The input rows (a weight in `layout`); their width is the kernel's `in`.
-  void input(KernelOpInterface k, KernelSpec& s, SlotArgs& args, const WeightLayout& layout = WeightLayout::rows()) {
+  void input(KernelOpInterface k, KernelShape& s, SlotArgs& args, const WeightLayout& layout = WeightLayout::rows()) {
     PlanArg x = weight(k, KernelRole::x, layout);
     s.in = x.cols;
     args.set("x", x);
   }
 
   // The norm in front of the input rows and its weights.
-  void norm(KernelOpInterface k, NormKind n, FloatAttr eps, KernelSpec& s, SlotArgs& args) {
-    s.norm = n;
-    s.eps = eps.getValueAsDouble();
+  NormSpec norm(KernelOpInterface k, NormKind n, FloatAttr eps, SlotArgs& args) {
     args.set("norm_weight", weight(k, KernelRole::norm_weight, WeightLayout::rows()));
     if (k.getRoleOperand(KernelRole::norm_bias))
       args.set("norm_bias", weight(k, KernelRole::norm_bias, WeightLayout::rows()));
+    return {n, eps.getValueAsDouble()};
   }
 
-  void embed(EmbedKernelOp k, KernelSpec& s, SlotArgs& args) {
+  EmbedSpec embed(EmbedKernelOp k, SlotArgs& args) {
+    EmbedSpec e;
     args.set("ids", inputArg(KIME_INPUT_IDS, KIME_ROWS_T, b_.tokens, KIME_DTYPE_U32));
     args.set("tokpos", tokens(KIME_INPUT_TOKPOS));
-    s.arith = k.getArith().value_or(Arithmetic::f32);
-    args.set("tok", weight(k, KernelRole::tok_table, s.int8() ? WeightLayout::int8Rows() : WeightLayout::rows()));
-    if (s.int8()) args.set("tok_scale", weight(k, KernelRole::tok_table, WeightLayout::int8RowScales()));
-    s.typeTable = bool(k.getTypeTable());
-    if (s.typeTable) {
+    e.arith = k.getArith().value_or(Arithmetic::f32);
+    const bool int8 = e.arith == Arithmetic::int8;
+    args.set("tok", weight(k, KernelRole::tok_table, int8 ? WeightLayout::int8Rows() : WeightLayout::rows()));
+    if (int8) args.set("tok_scale", weight(k, KernelRole::tok_table, WeightLayout::int8RowScales()));
+    e.typeTable = bool(k.getTypeTable());
+    if (e.typeTable) {
       args.set("tokseq", tokens(KIME_INPUT_TOKSEQ));
       args.set("qtype", inputArg(KIME_INPUT_QTYPE, KIME_ROWS_S, b_.seqs, KIME_DTYPE_U8));
       args.set("type", weight(k, KernelRole::type_table, WeightLayout::rows()));
     }
-    s.learnedPos = bool(k.getPos());
-    if (s.learnedPos) args.set("pos", weight(k, KernelRole::pos, WeightLayout::rows()));
+    e.learnedPos = bool(k.getPos());
+    if (e.learnedPos) args.set("pos", weight(k, KernelRole::pos, WeightLayout::rows()));
+    return e;
   }
 
-  // Returns the matmul FLOPs per row of output.
-  double linear(LinearKernelOp k, KernelSpec& s, SlotArgs& args) {
+  // Sets `flops` to the matmul FLOPs per row of output.
+  LinearSpec linear(LinearKernelOp k, KernelShape& s, SlotArgs& args, double& flops) {
     input(k, s, args);  // normed by a norm kernel when a norm is in front
-    s.act = k.getAct().value_or(Activation::none);
-    s.weightRows = !k.getWeight().getDefiningOp<WeightOp>();
-    s.panel = s.out % kWeightPanel == 0 && !s.weightRows ? kWeightPanel : 0;
-    s.arith = k.getArith().value_or(Arithmetic::f32);
-    if (s.bf16() && !(s.panel && s.in % 2 == 0))
+    LinearSpec l;
+    l.act = k.getAct().value_or(Activation::none);
+    l.weightRows = !k.getWeight().getDefiningOp<WeightOp>();
+    l.panel = s.out % kWeightPanel == 0 && !l.weightRows ? kWeightPanel : 0;
+    l.arith = k.getArith().value_or(Arithmetic::f32);
+    if (l.bf16() && !(l.panel && s.in % 2 == 0))
       throw CompileError("internal: bf16 linear \"" + k.getNode().str() + "\" of widths that make no pairs in panels");
-    if (s.int8() && !(s.panel && s.in % 4 == 0))
+    if (l.int8() && !(l.panel && s.in % 4 == 0))
       throw CompileError("internal: int8 linear \"" + k.getNode().str() + "\" of widths that make no quads in panels");
-    s.ropeHeads = k.getRopeHeads().value_or(0);
-    const int64_t hd = s.ropeHeads ? s.out / s.ropeHeads : 0;
-    s.ropeInterleaved = s.ropeHeads && hd % kRopePairGroup == 0;
+    l.rope.heads = k.getRopeHeads().value_or(0);
+    const int64_t hd = l.rope.heads ? s.out / l.rope.heads : 0;
+    l.rope.interleaved = l.rope.heads && hd % kRopePairGroup == 0;
     // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
-    const int64_t ropeHead = s.ropeInterleaved ? hd : 0;
-    const WeightLayout layout = s.weightRows ? WeightLayout::rows()
-                                : s.int8()   ? WeightLayout::int8Panels(ropeHead)
-                                : s.panel    ? WeightLayout::panels(s.bf16(), ropeHead)
+    const int64_t ropeHead = l.rope.interleaved ? hd : 0;
+    const WeightLayout layout = l.weightRows ? WeightLayout::rows()
+                                : l.int8()   ? WeightLayout::int8Panels(ropeHead)
+                                : l.panel    ? WeightLayout::panels(l.bf16(), ropeHead)
                                              : WeightLayout::transposed(ropeHead);
     args.set("weight", weight(k, KernelRole::weight, layout));
-    s.bias = bool(k.getBias());
-    if (s.bias) args.set("bias", weight(k, KernelRole::bias, WeightLayout::rows(ropeHead)));
+    l.bias = bool(k.getBias());
+    if (l.bias) args.set("bias", weight(k, KernelRole::bias, WeightLayout::rows(ropeHead)));
     if (k.getWeightUp()) args.set("weight_up", weight(k, KernelRole::weight_up, layout));
-    s.biasUp = bool(k.getBiasUp());
-    if (s.biasUp) args.set("bias_up", weight(k, KernelRole::bias_up, WeightLayout::rows(ropeHead)));
-    if (s.int8()) {
+    l.biasUp = bool(k.getBiasUp());
+    if (l.biasUp) args.set("bias_up", weight(k, KernelRole::bias_up, WeightLayout::rows(ropeHead)));
+    if (l.int8()) {
       args.set("weight_scale", weight(k, KernelRole::weight, WeightLayout::int8Scales(ropeHead)));
       if (k.getWeightUp())
         args.set("weight_up_scale", weight(k, KernelRole::weight_up, WeightLayout::int8Scales(ropeHead)));
     }
-    if (s.ropeHeads) {
-      s.ropeTheta = k.getRopeThetaAttr().getValueAsDouble();
-      s.ropeRows = ropeRows_;
-      args.set("tokpos", s.outputRows() ? outputRows(KIME_INPUT_OUT_POS) : tokens(KIME_INPUT_TOKPOS));
-      args.set("rope_cos", weightArg(w_.ropeTable(false, hd, s.ropeTheta, ropeRows_)));
-      args.set("rope_sin", weightArg(w_.ropeTable(true, hd, s.ropeTheta, ropeRows_)));
-    }
-    s.residual = bool(k.getResidual());
-    if (s.residual) args.set("residual", valueArg(k.getResidual()));
-    program(k, k.getProgramAttr(), s, args);
+    if (l.rope.heads) ropeArgs(k, s, l.rope, hd, args);
+    l.residual = bool(k.getResidual());
+    if (l.residual) args.set("residual", valueArg(k.getResidual()));
+    l.program = program(k, k.getProgramAttr(), args);
     // A few-row bucket's linear (the registry keeps it apart only where codegen says its code differs).
-    s.fewRows = rowBound(s, b_.tokens, b_.seqs, b_.markers) <= kFewRows;
-    return 2.0 * double(s.in) * double(s.out) * (s.act == Activation::swiglu ? 2 : 1);
+    l.fewRows = rowBound(s, b_.tokens, b_.seqs, b_.markers) <= kFewRows;
+    flops = 2.0 * double(s.in) * double(s.out) * (l.act == Activation::swiglu ? 2 : 1);
+    return l;
   }
 
-  // Returns the FLOPs per (query, key) pair: q.k and p.v.
-  double attention(AttentionKernelOp k, KernelSpec& s, SlotArgs& args) {
+  // A RoPE linear's positions and its tables of the angles.
+  void ropeArgs(LinearKernelOp k, const KernelShape& s, RopeSpec& rope, int64_t hd, SlotArgs& args) {
+    rope.theta = k.getRopeThetaAttr().getValueAsDouble();
+    rope.rows = ropeRows_;
+    args.set("tokpos", s.outputRows() ? outputRows(KIME_INPUT_OUT_POS) : tokens(KIME_INPUT_TOKPOS));
+    args.set("rope_cos", weightArg(w_.ropeTable(false, hd, rope.theta, ropeRows_)));
+    args.set("rope_sin", weightArg(w_.ropeTable(true, hd, rope.theta, ropeRows_)));
+  }
+
+  // Sets `flops` to the FLOPs per (query, key) pair: q.k and p.v.
+  AttentionSpec attention(AttentionKernelOp k, KernelShape& s, SlotArgs& args, double& flops) {
     PlanArg q = arenaArg(k.getQ()), kk = arenaArg(k.getK());
     s.in = q.cols;
-    s.kvWidth = kk.cols;
-    s.heads = int64_t(k.getHeads());
-    s.kvHeads = int64_t(k.getKvHeads());
-    s.scale = k.getScaleAttr().getValueAsDouble();
-    s.maxLen = b_.tokens;
+    AttentionSpec a;
+    a.kvWidth = kk.cols;
+    a.heads = int64_t(k.getHeads());
+    a.kvHeads = int64_t(k.getKvHeads());
+    a.scale = k.getScaleAttr().getValueAsDouble();
+    a.maxLen = b_.tokens;
     args.set("q", q);
     args.set("k", kk);
     args.set("v", arenaArg(k.getV()));
     args.set("qseq", s.outputRows() ? outputRows(KIME_INPUT_OUT_SEQ) : tokens(KIME_INPUT_TOKSEQ));
     args.set("cu", inputArg(KIME_INPUT_CU, KIME_ROWS_S1, b_.seqs + 1, KIME_DTYPE_U32));
-    return 4.0 * double(s.in);
+    flops = 4.0 * double(s.in);
+    return a;
   }
 
-  // Returns the matmul FLOPs per row of output.
-  double head(HeadKernelOp k, KernelSpec& s, SlotArgs& args) {
+  // Sets `flops` to the matmul FLOPs per row of output.
+  HeadSpec head(HeadKernelOp k, KernelShape& s, SlotArgs& args, double& flops) {
     input(k, s, args);
-    if (k.getNorm()) norm(k, *k.getNorm(), k.getEpsAttr(), s, args);
-    s.rows = k.getRows();
+    HeadSpec h;
+    if (k.getNorm()) h.norm = norm(k, *k.getNorm(), k.getEpsAttr(), args);
+    h.rows = k.getRows();
     const bool picked = hasOutputRows(k.getX());
-    args.set("rows", s.rows == HeadRows::markers
+    args.set("rows", h.rows == HeadRows::markers
                          ? inputArg(picked ? KIME_INPUT_OUT_MARKER_ROWS : KIME_INPUT_MARKER_ROWS, KIME_ROWS_M,
                                     b_.markers, KIME_DTYPE_I32)
                          : inputArg(picked ? KIME_INPUT_OUT_FIRST_ROWS : KIME_INPUT_FIRST_ROWS, KIME_ROWS_S, b_.seqs,
@@ -389,9 +408,10 @@ class StepBuilder {
     PlanArg w = weight(k, KernelRole::weight, WeightLayout::transposed());
     s.out = w.cols;
     args.set("weight", w);
-    s.bias = bool(k.getBias());
-    if (s.bias) args.set("bias", weight(k, KernelRole::bias, WeightLayout::rows()));
-    return 2.0 * double(s.in) * double(s.out);
+    h.bias = bool(k.getBias());
+    if (h.bias) args.set("bias", weight(k, KernelRole::bias, WeightLayout::rows()));
+    flops = 2.0 * double(s.in) * double(s.out);
+    return h;
   }
 
   const Bucket& b_;

@@ -50,7 +50,7 @@ std::unique_ptr<fb::BucketT> bucketOf(const BucketPlan& p, const KernelRegistry&
 // A kernel's arguments as indices into its class's slots (plan.h).
 std::vector<uint8_t> slotIndices(const KernelSpec& spec) {
   int count = 0;
-  const kime_arg_slot* table = kime_class_slots(spec.kind, &count);
+  const kime_arg_slot* table = kime_class_slots(spec.kind(), &count);
   std::vector<uint8_t> out;
   for (const kime_arg_slot& a : argSlots(spec))
     for (int i = 0; i < count; ++i)
@@ -62,7 +62,7 @@ void addKernels(const LoweredModel& m, fb::ManifestT& t) {
   for (size_t i = 0; i < m.kernels.specs.size(); ++i) {
     auto k = std::make_unique<fb::KernelT>();
     k->name = m.names[i];
-    k->kernel_class = uint8_t(m.kernels.specs[i].kind);
+    k->kernel_class = uint8_t(m.kernels.specs[i].kind());
     k->slots = slotIndices(m.kernels.specs[i]);
     k->spec = m.kernels.specs[i].describe();
     t.kernels.push_back(std::move(k));

@@ -44,7 +44,7 @@ std::string argText(const PlanArg& a, const WeightPacker& w) {
 
 std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightPacker& w) {
   const size_t generic = size_t(std::count_if(p.steps.begin(), p.steps.end(), [&](const PlanStep& st) {
-    return kime_class_is_generic(k.specs[size_t(st.kernel)].kind);
+    return kime_class_is_generic(k.specs[size_t(st.kernel)].kind());
   }));
   std::string s = "bucket " + describe(p.bucket) + ": arena " + std::to_string(p.arena) + " bytes, " +
                   std::to_string(p.steps.size()) + " kernel calls (" + std::to_string(p.steps.size() - generic) +

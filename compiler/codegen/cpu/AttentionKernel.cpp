@@ -9,21 +9,21 @@ namespace {
 
 // Attention one query a task (the untiled schedule: kime-prune-rows' output rows, each of its
 // own sequence): its sequence's keys, their softmax, the weighted values.
-HalideKernel attention(const KernelSpec& s, const AttentionSchedule& sch) {
+HalideKernel attention(const KernelShape& s, const AttentionSpec& a, const AttentionSchedule& sch) {
   // qseq: the sequence of each query row (the tokens', or the output rows')
   ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"), qseq(Int(32), 1, "qseq"),
       cu(UInt(32), 1, "cu");
-  const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads);
+  const int hd = int(s.in / a.heads), group = int(a.heads / a.kvHeads);
   Var c("c"), t("t"), h("h"), d("d"), jv("jv");
   // The query's sequence: its tokens are [start, start + len).
   Expr seq = clamp(qseq(t), 0, cu.dim(0).extent() - 2);
   Expr start = cast<int>(cu(seq));
   Expr len = cast<int>(cu(seq + 1)) - cast<int>(cu(seq));
-  RDom j(0, int(s.maxLen));
+  RDom j(0, int(a.maxLen));
   j.where(j < len);
   Expr kh = h / group;
   Func qs("qs");
-  qs(d, h, t) = q(h * hd + d, t) * float(s.scale);
+  qs(d, h, t) = q(h * hd + d, t) * float(a.scale);
   // Per (query, head): the scores of the sequence's keys once, into a row of the bucket's
   // longest sequence on the stack (no [T, T] buffer); their max; the exponentials and their sum;
   // then the weighted sum of values. Every loop over keys is trimmed to the sequence by its
@@ -32,7 +32,7 @@ HalideKernel attention(const KernelSpec& s, const AttentionSchedule& sch) {
   const int W = sch.keyLanes;
   Func dot("dot"), sc("scores"), mxv("mx_lanes"), mx("mx"), p("p"), denv("den_lanes"), den("den"), num("num");
   Var li("li"), jtv("jtv");
-  RDom jt(0, int((s.maxLen + W - 1) / W), "jt");
+  RDom jt(0, int((a.maxLen + W - 1) / W), "jt");
   jt.where(jt * W < len);
   RDom lane(0, W, "lane");
   Expr valid = jt * W + li < len;
@@ -93,10 +93,10 @@ HalideKernel attention(const KernelSpec& s, const AttentionSchedule& sch) {
 // KB: the first keeps each query's running max and the sum of exponentials (rescaled when the max
 // grows), the second the weighted values; each computes its block's scores (cheaper than a
 // [queries, keys] buffer, which for a bucket's longest sequence would not fit on the stack).
-HalideKernel attentionTiles(const KernelSpec& s, const AttentionSchedule& sch) {
+HalideKernel attentionTiles(const KernelShape& s, const AttentionSpec& a, const AttentionSchedule& sch) {
   ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"), qseq(Int(32), 1, "qseq"),
       cu(UInt(32), 1, "cu");
-  const int hd = int(s.in / s.heads), group = int(s.heads / s.kvHeads), Q = sch.queries, KB = sch.keyBlock;
+  const int hd = int(s.in / a.heads), group = int(a.heads / a.kvHeads), Q = sch.queries, KB = sch.keyBlock;
   Var c("c"), t("t"), qi("qi"), j("j"), d("d"), h("h"), tile("tile");
   Expr T = q.dim(1).extent();
   auto seqOf = [&](Expr row) { return clamp(qseq(clamp(row, 0, T - 1)), 0, cu.dim(0).extent() - 2); };
@@ -110,7 +110,7 @@ HalideKernel attentionTiles(const KernelSpec& s, const AttentionSchedule& sch) {
   hi(qi, tile) = cast<int>(cu(seqOf(tq) + 1)) - kstart;
   Expr kh = h / group;
   Func qT("qT");
-  qT(qi, d, h, tile) = q(h * hd + d, tq) * float(s.scale);
+  qT(qi, d, h, tile) = q(h * hd + d, tq) * float(a.scale);
   RDom e(0, hd, "e");
   auto keyRow = [&](Expr jj, const ImageParam& m) { return clamp(kstart + jj, 0, m.dim(1).extent() - 1); };
   auto scores = [&](const char* name) {
@@ -122,7 +122,7 @@ HalideKernel attentionTiles(const KernelSpec& s, const AttentionSchedule& sch) {
   Func sc1 = scores("scores_max"), sc2 = scores("scores");
   // Blocks of keys; a block's KB keys are written out in each update, so that the loop over
   // blocks is the RDom's only one.
-  RDom rb(0, int((s.maxLen + KB - 1) / KB), "rb");
+  RDom rb(0, int((a.maxLen + KB - 1) / KB), "rb");
   rb.where(rb * KB < klen);
   auto own = [&](Expr key) { return key >= lo(qi, tile) && key < hi(qi, tile); };
   // A finite stand-in for -inf: exp(none - none) is 1, not NaN, while a query has no key yet.
@@ -175,9 +175,9 @@ HalideKernel attentionTiles(const KernelSpec& s, const AttentionSchedule& sch) {
 
 }  // namespace
 
-HalideKernel attentionKernel(const KernelSpec& s, const IsaInfo& isa) {
-  const AttentionSchedule sch = attentionSchedule(s, isa);
-  return sch.tiled ? attentionTiles(s, sch) : attention(s, sch);
+HalideKernel attentionKernel(const KernelShape& s, const AttentionSpec& a, const IsaInfo& isa) {
+  const AttentionSchedule sch = attentionSchedule(s, a, isa);
+  return sch.tiled ? attentionTiles(s, a, sch) : attention(s, a, sch);
 }
 
 }  // namespace kime::cpu

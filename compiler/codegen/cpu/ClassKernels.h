@@ -28,13 +28,13 @@ Halide::Func rowSum(const std::string& name, const std::function<Halide::Expr(Ha
 Halide::Func normRows(NormKind kind, double eps, Halide::Func x, int64_t k, const Halide::ImageParam* g,
                       const Halide::ImageParam* b, Halide::Var c, Halide::Var r, Halide::Func& stat, int lanes);
 
-HalideKernel embedKernel(const KernelSpec& s, const IsaInfo& isa);
-HalideKernel normKernel(const KernelSpec& s, const RowSchedule& sch);
-HalideKernel linearKernel(const KernelSpec& s, const IsaInfo& isa);
+HalideKernel embedKernel(const KernelShape& s, const EmbedSpec& e, const RowSchedule& sch);
+HalideKernel normKernel(const KernelShape& s, const NormSpec& n, const RowSchedule& sch);
+HalideKernel linearKernel(const KernelShape& s, const LinearSpec& l, const IsaInfo& isa);
 // Attention in query tiles or per query, as the schedule says (AttentionSchedule::tiled).
-HalideKernel attentionKernel(const KernelSpec& s, const IsaInfo& isa);
-HalideKernel headKernel(const KernelSpec& s, const RowSchedule& sch);
-HalideKernel selectKernel(const KernelSpec& s, const RowSchedule& sch);
+HalideKernel attentionKernel(const KernelShape& s, const AttentionSpec& a, const IsaInfo& isa);
+HalideKernel headKernel(const KernelShape& s, const HeadSpec& h, const RowSchedule& sch);
+HalideKernel selectKernel(const KernelShape& s, const RowSchedule& sch);
 
 }  // namespace kime::cpu
 

@@ -6,22 +6,21 @@ namespace kime::cpu {
 
 using namespace Halide;
 
-HalideKernel embedKernel(const KernelSpec& s, const IsaInfo& isa) {
+HalideKernel embedKernel(const KernelShape& s, const EmbedSpec& e, const RowSchedule& sch) {
   ImageParam ids(UInt(32), 1, "ids"), tokseq(Int(32), 1, "tokseq"), tokpos(Int(32), 1, "tokpos"),
-      qtype(UInt(8), 1, "qtype"), tok(s.int8() ? Int(8) : Float(32), 2, "tok"), tokScale(Float(32), 1, "tok_scale"),
+      qtype(UInt(8), 1, "qtype"), tok(e.int8() ? Int(8) : Float(32), 2, "tok"), tokScale(Float(32), 1, "tok_scale"),
       type(Float(32), 2, "type"), pos(Float(32), 2, "pos");
   Var c("c"), r("r");
   Func out("embed");
   Expr seq = clamp(tokseq(r), 0, qtype.dim(0).extent() - 1);
   Expr row = rowOf(ids(r), tok);
-  Expr e = s.int8() ? cast<float>(tok(c, row)) * tokScale(row) : tok(c, row);
-  if (s.typeTable) e += type(c, rowOf(qtype(seq), type));
-  if (s.learnedPos) e += pos(c, rowOf(tokpos(r), pos));
-  out(c, r) = e;
+  Expr v = e.int8() ? cast<float>(tok(c, row)) * tokScale(row) : tok(c, row);
+  if (e.typeTable) v += type(c, rowOf(qtype(seq), type));
+  if (e.learnedPos) v += pos(c, rowOf(tokpos(r), pos));
+  out(c, r) = v;
 
   out.bound(c, 0, int(s.out));
   Var ro("ro"), ri("ri");
-  const RowSchedule sch = rowSchedule(s, isa);
   out.split(r, ro, ri, sch.taskRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(c, sch.lanes);
   return {Pipeline(out), {ids, tokseq, tokpos, qtype, tok, tokScale, type, pos}};
 }

@@ -57,13 +57,13 @@ Expr programValue(const eltwise::Program& program, const std::function<Expr(int)
 // first row); an index is clamped into x, so no batch can read past it (the batch checks and the
 // gather limits refuse one that would).
 // An int8 token table's row is its int8 values times the row's scale.
-HalideKernel gatherKernel(const KernelSpec& s, const RowSchedule& sch) {
-  ImageParam x(s.int8() ? Int(8) : Float(32), 2, "x"), xScale(Float(32), 1, "x_scale"), index(Int(32), 1, "index"),
+HalideKernel gatherKernel(const KernelShape& s, const GatherSpec& g, const RowSchedule& sch) {
+  ImageParam x(g.int8() ? Int(8) : Float(32), 2, "x"), xScale(Float(32), 1, "x_scale"), index(Int(32), 1, "index"),
       indexU8(UInt(8), 1, "index_u8");
   Var c("c"), r("r");
-  Expr i = s.indexU8 ? cast<int>(indexU8(r)) : index(r);
+  Expr i = g.indexU8 ? cast<int>(indexU8(r)) : index(r);
   Expr row = clamp(i, 0, x.dim(1).extent() - 1);
-  Expr value = s.int8() ? cast<float>(x(c, row)) * xScale(row) : x(c, row);
+  Expr value = g.int8() ? cast<float>(x(c, row)) * xScale(row) : x(c, row);
   Func out("gather");
   out(c, r) = select(i >= 0, value, 0.0f);
   scheduleRows(out, c, r, s.out, sch);
@@ -71,20 +71,20 @@ HalideKernel gatherKernel(const KernelSpec& s, const RowSchedule& sch) {
 }
 
 // The program over whole rows (or vectors): every input has the output's shape.
-HalideKernel eltwiseKernel(const KernelSpec& s, const RowSchedule& sch) {
-  const int dims = s.vector ? 1 : 2;
+HalideKernel eltwiseKernel(const KernelShape& s, const EltwiseSpec& e, const RowSchedule& sch) {
+  const int dims = e.vector ? 1 : 2;
   const char* names[] = {"x", "in1", "in2", "in3"};
   std::vector<ImageParam> in;
   for (const char* n : names) in.emplace_back(Float(32), dims, n);
   Var c("c"), r("r");
   Func out("eltwise");
-  if (s.vector) {
-    out(r) = programValue(s.program, [&](int i) { return in[size_t(i)](r); });
+  if (e.vector) {
+    out(r) = programValue(e.program, [&](int i) { return in[size_t(i)](r); });
     Var ro("ro"), ri("ri");
     out.split(r, ro, ri, 1024, TailStrategy::GuardWithIf).parallel(ro);
     out.vectorize(ri, sch.lanes > 1 ? sch.lanes : 8, TailStrategy::GuardWithIf);
   } else {
-    out(c, r) = programValue(s.program, [&](int i) { return in[size_t(i)](c, r); });
+    out(c, r) = programValue(e.program, [&](int i) { return in[size_t(i)](c, r); });
     scheduleRows(out, c, r, s.out, sch);
   }
   return {Pipeline(out), {in[0], in[1], in[2], in[3]}};
@@ -92,10 +92,10 @@ HalideKernel eltwiseKernel(const KernelSpec& s, const RowSchedule& sch) {
 
 // Rotate-half RoPE per head: element i < hd/2 pairs with i + hd/2, the angles' cos and sin read
 // from tables by the row's position (clamped into them).
-HalideKernel ropeKernel(const KernelSpec& s, const RowSchedule& sch) {
+HalideKernel ropeKernel(const KernelShape& s, const RopeSpec& rope, const RowSchedule& sch) {
   ImageParam x(Float(32), 2, "x"), pos(Int(32), 1, "pos"), rcos(Float(32), 2, "rope_cos"),
       rsin(Float(32), 2, "rope_sin");
-  const int hd = int(s.out / s.ropeHeads), half = hd / 2;
+  const int hd = int(s.out / rope.heads), half = hd / 2;
   Var c("c"), r("r");
   // Indices written so that bounds inference keeps them inside the head (a select of two
   // would widen each to both branches' range).
@@ -111,7 +111,7 @@ HalideKernel ropeKernel(const KernelSpec& s, const RowSchedule& sch) {
 // Each sequence's mean: the token rows summed into their sequence's row in token order (tokseq
 // says which), then divided by the sequence's length; an empty sequence's row stays zeros. The
 // sums are made in the output itself, so the kernel needs no buffer of its own.
-HalideKernel poolKernel(const KernelSpec& s, const RowSchedule& sch) {
+HalideKernel poolKernel(const KernelShape& s, const RowSchedule& sch) {
   ImageParam x(Float(32), 2, "x"), tokseq(Int(32), 1, "tokseq"), cu(UInt(32), 1, "cu");
   Var c("c"), q("q");
   RDom t(0, x.dim(1).extent(), "t");

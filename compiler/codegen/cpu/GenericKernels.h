@@ -15,10 +15,10 @@ Halide::Expr applyFn(eltwise::Fn f, const Halide::Expr* args);
 // The value of a program: `input(i)` is input i's element.
 Halide::Expr programValue(const eltwise::Program& program, const std::function<Halide::Expr(int)>& input);
 
-HalideKernel gatherKernel(const KernelSpec& s, const RowSchedule& sch);
-HalideKernel eltwiseKernel(const KernelSpec& s, const RowSchedule& sch);
-HalideKernel ropeKernel(const KernelSpec& s, const RowSchedule& sch);
-HalideKernel poolKernel(const KernelSpec& s, const RowSchedule& sch);
+HalideKernel gatherKernel(const KernelShape& s, const GatherSpec& g, const RowSchedule& sch);
+HalideKernel eltwiseKernel(const KernelShape& s, const EltwiseSpec& e, const RowSchedule& sch);
+HalideKernel ropeKernel(const KernelShape& s, const RopeSpec& rope, const RowSchedule& sch);
+HalideKernel poolKernel(const KernelShape& s, const RowSchedule& sch);
 
 }  // namespace kime::cpu
 

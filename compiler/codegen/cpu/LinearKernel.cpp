@@ -43,7 +43,8 @@ struct Linear {
 // whole multiples of it in [-127, 127] (times 127 over the largest: a multiply, not a division),
 // offset by 128 for vpdpbusd (its u8 operand), widened to i16 for vpmaddwd (so that each row's
 // quad is one broadcast load).
-void quantizeRows(Linear& L, const KernelSpec& s, Int8Dot dot, const std::function<Expr(Expr)>& xrow) {
+void quantizeRows(Linear& L, const KernelShape& s, const LinearSpec& l, Int8Dot dot,
+                  const std::function<Expr(Expr)>& xrow) {
   Var i("i"), rb("rb"), lane("lane");
   // The largest |x| as 16 lanes' largest, then theirs (a max is the same in any order).
   const int lanes = s.in % 16 == 0 ? 16 : 1;
@@ -65,8 +66,8 @@ void quantizeRows(Linear& L, const KernelSpec& s, Int8Dot dot, const std::functi
 // (kq.x, vectorized with the outputs: 4 x 16 bytes in, 16 sums out). In pairs (vpmaddwd, smull +
 // sadalp), each pair's two (kh.x); the quad's pairs, h, are vectorized with the outputs too, and
 // added in the epilogue.
-Expr int8Product(Linear& L, const KernelSpec& s, Int8Dot dot, ImageParam& m) {
-  const int P = int(s.panel);
+Expr int8Product(Linear& L, const KernelShape& s, const LinearSpec& l, Int8Dot dot, ImageParam& m) {
+  const int P = int(l.panel);
   Var o = L.o, r = L.r;
   if (inPairs(dot)) {
     Expr j = 2 * L.h + L.kh.x;
@@ -81,14 +82,14 @@ Expr int8Product(Linear& L, const KernelSpec& s, Int8Dot dot, ImageParam& m) {
 
 // The matmul, its accumulators (gate, and up for SwiGLU) and the epilogue: bias, RoPE, GELU or
 // SwiGLU, residual.
-void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
+void defineLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const LinearSchedule& sch) {
   // Weights are packed transposed ([in, out], out fastest), so a vector of outputs takes one FMA
   // per input element; in panels of P columns, a block's sweep over k reads one stream a panel.
   L.k = RDom(0, int(s.in));
   auto weightAt = [&](ImageParam& m, Expr col, Expr kk) -> Expr {
-    if (s.weightRows) return m(kk, col);
-    if (!s.panel) return m(col, kk);
-    const int P = int(s.panel);
+    if (l.weightRows) return m(kk, col);
+    if (!l.panel) return m(col, kk);
+    const int P = int(l.panel);
     return m(col % P, (col / P) * int(s.in) + kk);
   };
   // bf16: a sweep over pairs of k (kp.y), each pair's two products summed by one dot-product
@@ -106,11 +107,11 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   auto xrow = [&](Expr row) { return select(L.enoughRows, row, clamp(row, L.x.dim(1).min(), last)); };
   Var o = L.o, r = L.r;
   const Int8Dot dot = sch.int8;
-  if (s.int8()) quantizeRows(L, s, dot, xrow);
+  if (l.int8()) quantizeRows(L, s, l, dot, xrow);
   auto product = [&](ImageParam& m, Func& xb) -> Expr {
-    if (s.int8()) return int8Product(L, s, dot, m);
-    if (!s.bf16()) return L.x(L.k, xrow(r)) * weightAt(m, o, L.k);
-    const int P = int(s.panel);
+    if (l.int8()) return int8Product(L, s, l, dot, m);
+    if (!l.bf16()) return L.x(L.k, xrow(r)) * weightAt(m, o, L.k);
+    const int P = int(l.panel);
     Var i("i"), rb("rb");
     xb(i, rb) = cast(BFloat(16), L.x(i, xrow(rb)));
     Expr wv = m((o % P) * 2 + L.kp.x, (o / P) * int(s.in / 2) + L.kp.y);
@@ -119,7 +120,7 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   // A column's value after the sums: int8's sums taken back to the inputs' and weights' scales,
   // the u8 offset taken out (128 x the column's row sum) and the bias added.
   auto value = [&](Func& acc, ImageParam& scales, ImageParam& b, bool hasBias, Expr col) -> Expr {
-    if (!s.int8()) return acc(col, r);
+    if (!l.int8()) return acc(col, r);
     Expr sum = acc(col, r);
     if (dot == Int8Dot::U8S8Quads) sum -= 128 * cast<int32_t>(scales(col, 1));
     Expr v = cast<float>(sum) * (L.xScale(r) * scales(col, 0));
@@ -127,48 +128,49 @@ void defineLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
   };
   // The sums over k: int8's start at 0 (the bias is added after the scales).
   auto sums = [&](Func& acc, Func& pairs, ImageParam& m, Func& xb, bool hasBias, ImageParam& b) {
-    if (s.int8() && inPairs(dot)) {
+    if (l.int8() && inPairs(dot)) {
       pairs(L.h, o, r) = 0;
       pairs(L.h, o, r) += product(m, xb);
       acc(o, r) = pairs(0, o, r) + pairs(1, o, r);
       return;
     }
-    if (s.int8())
+    if (l.int8())
       acc(o, r) = 0;
     else
       acc(o, r) = hasBias ? b(o) : 0.0f;
     acc(o, r) += product(m, xb);
   };
-  sums(L.acc, L.accPairs, L.w, L.xbGate, s.bias, L.bias);
-  Expr y = value(L.acc, L.wscale, L.bias, s.bias, o);
-  if (s.act == Activation::swiglu) {
-    sums(L.accu, L.accuPairs, L.wu, L.xbUp, s.biasUp, L.biasu);
-    const Expr gatedUp[] = {applyFn(eltwise::Fn::silu, &y), value(L.accu, L.wuscale, L.biasu, s.biasUp, o)};
+  sums(L.acc, L.accPairs, L.w, L.xbGate, l.bias, L.bias);
+  Expr y = value(L.acc, L.wscale, L.bias, l.bias, o);
+  if (l.act == Activation::swiglu) {
+    sums(L.accu, L.accuPairs, L.wu, L.xbUp, l.biasUp, L.biasu);
+    const Expr gatedUp[] = {applyFn(eltwise::Fn::silu, &y), value(L.accu, L.wuscale, L.biasu, l.biasUp, o)};
     y = applyFn(eltwise::Fn::mul, gatedUp);
-  } else if (s.act == Activation::gelu) {
+  } else if (l.act == Activation::gelu) {
     y = applyFn(eltwise::Fn::gelu, &y);
   }
-  if (s.ropeHeads > 0) {
+  if (l.rope.heads > 0) {
     // Rotation pairs: in each group of G columns (a head, or 16 interleaved ones: KernelSpec.h)
     // column i < G/2 pairs with i + G/2. The partner's index is written so that bounds inference
     // keeps it inside the group, and so inside a block.
-    const int hd = int(s.out / s.ropeHeads), G = int(ropePairGroup(s));
+    const int hd = int(s.out / l.rope.heads), G = int(ropePairGroup(l.rope, s.out));
     Expr i = o % G;
     Expr first = i < G / 2;
-    Expr partner = value(L.acc, L.wscale, L.bias, s.bias, (o / G) * G + (i + G / 2) % G);
+    Expr partner = value(L.acc, L.wscale, L.bias, l.bias, (o / G) * G + (i + G / 2) % G);
     Expr angle = (o % hd) / G * (G / 2) + o % (G / 2);
     Expr p = clamp(L.tokpos(r), 0, L.rcos.dim(1).extent() - 1);
     y = y * L.rcos(angle, p) + select(first, -partner, partner) * L.rsin(angle, p);
   }
-  if (s.residual) y = L.res(L.o, L.r) + y;
-  if (!s.program.empty()) y = programValue(s.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); });
+  if (l.residual) y = L.res(L.o, L.r) + y;
+  if (!l.program.empty()) y = programValue(l.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); });
   L.out(L.o, L.r) = y;
 }
 
 // The output's loops when blocked: tasks of row ranges times column chunks; in a task, for each
 // block of columns, groups of rows sweep k with their accumulators in registers while the
 // block's weight panel stays in cache. `tail`: how the last row group is made whole.
-void scheduleBlocks(Linear& L, Stage st, const KernelSpec& s, const LinearSchedule& sch, TailStrategy tail) {
+void scheduleBlocks(Linear& L, Stage st, const KernelShape& s, const LinearSpec& l, const LinearSchedule& sch,
+                    TailStrategy tail) {
   Var g("g"), ro("ro"), rg("rg"), rr("rr"), ob("ob"), oc("oc"), task("task");
   // Ranges of at most taskGroups row groups, as even as the batch allows (numbered chunks first,
   // the threads sweep each chunk of weights together only while their ranges are alike).
@@ -182,34 +184,34 @@ void scheduleBlocks(Linear& L, Stage st, const KernelSpec& s, const LinearSchedu
   // int8: a row group's inputs are quantized once for the chunk's column blocks (their int8
   // weights stay in cache meanwhile), so the groups go outside the blocks.
   if (sch.rowsFirst)
-    s.int8() ? st.reorder(oi, rr, ob, rg, oc, ro).fuse(oc, ro, task)
+    l.int8() ? st.reorder(oi, rr, ob, rg, oc, ro).fuse(oc, ro, task)
              : st.reorder(oi, rr, rg, ob, oc, ro).fuse(oc, ro, task);
   else
-    s.int8() ? st.reorder(oi, rr, ob, rg, ro, oc).fuse(ro, oc, task)
+    l.int8() ? st.reorder(oi, rr, ob, rg, ro, oc).fuse(ro, oc, task)
              : st.reorder(oi, rr, rg, ob, ro, oc).fuse(ro, oc, task);
   st.vectorize(oi, sch.lanes).parallel(task);
 }
 
-void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
+void scheduleLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const LinearSchedule& sch) {
   L.out.bound(L.o, 0, int(s.out));
   LoopLevel at, task;
   if (sch.blocked) {
-    scheduleBlocks(L, L.out.specialize(L.enoughRows), s, sch, TailStrategy::ShiftInwards);
-    scheduleBlocks(L, L.out, s, sch, TailStrategy::GuardWithIf);
-    at = LoopLevel(L.out, Var(s.int8() ? "ob" : "rg"));
+    scheduleBlocks(L, L.out.specialize(L.enoughRows), s, l, sch, TailStrategy::ShiftInwards);
+    scheduleBlocks(L, L.out, s, l, sch, TailStrategy::GuardWithIf);
+    at = LoopLevel(L.out, Var(l.int8() ? "ob" : "rg"));
     task = LoopLevel(L.out, Var("rg"));
   } else {
     Var ro("ro"), ri("ri");
     L.out.split(L.r, ro, ri, sch.tileRows, TailStrategy::GuardWithIf).parallel(ro).vectorize(L.o, sch.lanes);
     at = task = LoopLevel(L.out, ro);
   }
-  if (s.int8()) {  // a row group's rows quantized once, for every column block it computes
+  if (l.int8()) {  // a row group's rows quantized once, for every column block it computes
     for (Func* f : {&L.xMax, &L.xScale, &L.xInverse}) f->compute_at(task).store_in(MemoryType::Stack);
     L.laneMax.compute_at(task).store_in(MemoryType::Stack);
     if (s.in % 16 == 0) L.laneMax.vectorize(L.laneMax.args()[0], 16).update().vectorize(L.laneMax.args()[0], 16);
     L.xq.compute_at(task).store_in(MemoryType::Stack).vectorize(L.xq.args()[0], 16, TailStrategy::GuardWithIf);
   }
-  const bool pairs = s.int8() && inPairs(sch.int8);
+  const bool pairs = l.int8() && inPairs(sch.int8);
   const std::vector<Func*> sums =
       pairs ? std::vector<Func*>{&L.accPairs, &L.accuPairs} : std::vector<Func*>{&L.acc, &L.accu};
   for (Func* f : sums) {
@@ -223,9 +225,9 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
           .vectorize(L.kh.x)
           .vectorize(L.h)
           .vectorize(L.o, sch.lanes);
-    } else if (s.int8()) {
+    } else if (l.int8()) {
       f->update().reorder(L.kq.x, L.o, L.r, L.kq.y).atomic().vectorize(L.kq.x).vectorize(L.o, sch.lanes);
-    } else if (s.bf16()) {
+    } else if (l.bf16()) {
       RVar ko("ko"), ki("ki");
       f->update()
           .split(L.kp.y, ko, ki, sch.kChunk)
@@ -248,12 +250,12 @@ void scheduleLinear(Linear& L, const KernelSpec& s, const LinearSchedule& sch) {
 
 }  // namespace
 
-HalideKernel linearKernel(const KernelSpec& s, const IsaInfo& isa) {
+HalideKernel linearKernel(const KernelShape& s, const LinearSpec& l, const IsaInfo& isa) {
   // The input rows come normed when a norm is in front (kime-fuse makes it a kernel of its own).
-  Linear L(s.bf16() ? BFloat(16) : s.int8() ? Int(8) : Float(32));
-  const LinearSchedule sch = linearSchedule(s, isa);
-  defineLinear(L, s, sch);
-  scheduleLinear(L, s, sch);
+  Linear L(l.bf16() ? BFloat(16) : l.int8() ? Int(8) : Float(32));
+  const LinearSchedule sch = linearSchedule(s, l, isa);
+  defineLinear(L, s, l, sch);
+  scheduleLinear(L, s, l, sch);
   return {Pipeline(L.out),
           {L.x, L.w, L.bias, L.wu, L.biasu, L.wscale, L.wuscale, L.tokpos, L.rcos, L.rsin, L.res, L.in[0], L.in[1],
            L.in[2]}};

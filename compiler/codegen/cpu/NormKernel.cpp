@@ -6,12 +6,12 @@ namespace kime::cpu {
 using namespace Halide;
 
 // The norm of each row (the rows linears read): the row's statistics, then the row normed.
-HalideKernel normKernel(const KernelSpec& s, const RowSchedule& sch) {
+HalideKernel normKernel(const KernelShape& s, const NormSpec& n, const RowSchedule& sch) {
   ImageParam x(Float(32), 2, "x"), ng(Float(32), 1, "norm_weight"), nb(Float(32), 1, "norm_bias");
   Var c("c"), r("r");
   Func xin("xin"), stat("stat");
   xin(c, r) = x(c, r);
-  Func xn = normRows(s.norm, s.eps, xin, s.in, &ng, &nb, c, r, stat, sch.lanes);
+  Func xn = normRows(n.norm, n.eps, xin, s.in, &ng, &nb, c, r, stat, sch.lanes);
   Func out("norm");
   out(c, r) = xn(c, r);
   Var ro("ro"), ri("ri");

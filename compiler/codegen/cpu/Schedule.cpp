@@ -69,19 +69,19 @@ constexpr int kBf16ChunkPairs = 256;
 // moves one over 16 KB to the heap, where a warm run would allocate: at most `rows`, fewer where
 // the inputs are wide (kime-fuse's int8 rule bounds them: LinearArithmetic.h).
 constexpr int64_t kStackBufferBytes = 16 << 10;
-int int8StackRows(const KernelSpec& s, const IsaInfo& isa, int rows) {
-  if (!s.int8()) return rows;
+int int8StackRows(const KernelShape& s, const LinearSpec& l, const IsaInfo& isa, int rows) {
+  if (!l.int8()) return rows;
   const int64_t rowBytes = s.in * (isa.int8 == Int8Dot::S16Pairs ? 2 : 1);
   return int(std::clamp<int64_t>(kStackBufferBytes / rowBytes, 1, rows));
 }
 
 // Whether blocks of `vecs` vectors of `lanes` cover the outputs, each holding its outputs' RoPE
 // partners: whole groups of interleaved columns, or else whole heads.
-bool fits(const KernelSpec& s, int vecs, int lanes) {
+bool fits(const KernelShape& s, const LinearSpec& l, int vecs, int lanes) {
   const int64_t width = int64_t(vecs) * lanes;
   if (s.out % width != 0) return false;
-  if (s.ropeHeads == 0) return true;
-  return width % ropePairGroup(s) == 0;
+  if (l.rope.heads == 0) return true;
+  return width % ropePairGroup(l.rope, s.out) == 0;
 }
 
 }  // namespace
@@ -153,38 +153,38 @@ bool LinearSchedule::operator==(const LinearSchedule& o) const {
          int8 == o.int8;
 }
 
-LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
+LinearSchedule linearSchedule(const KernelShape& s, const LinearSpec& l, const IsaInfo& isa) {
   LinearSchedule out;
-  const bool int8Blocked = s.int8() && isa.int8 != Int8Dot::U8S8Quads;
-  out.lanes = lanesFor(s.out, s.int8() ? 16 : isa.lanes);
-  if (s.bf16()) {
+  const bool int8Blocked = l.int8() && isa.int8 != Int8Dot::U8S8Quads;
+  out.lanes = lanesFor(s.out, l.int8() ? 16 : isa.lanes);
+  if (l.bf16()) {
     out.kChunk = int(s.in / 2);
     while (out.kChunk > kBf16ChunkPairs || (s.in / 2) % out.kChunk != 0) --out.kChunk;
   }
-  if (s.int8()) out.int8 = isa.int8;
+  if (l.int8()) out.int8 = isa.int8;
   const std::vector<Block> candidates =
-      int8Blocked ? int8Blocks(isa.isa, isa.int8) : registerBlocks(isa.isa, s.fewRows);
+      int8Blocked ? int8Blocks(isa.isa, isa.int8) : registerBlocks(isa.isa, l.fewRows);
   auto fitting =
-      std::find_if(candidates.begin(), candidates.end(), [&](Block c) { return fits(s, c.vecs, out.lanes); });
+      std::find_if(candidates.begin(), candidates.end(), [&](Block c) { return fits(s, l, c.vecs, out.lanes); });
   Block b = fitting != candidates.end() ? *fitting : candidates.back();
-  while (b.vecs > 1 && !fits(s, b.vecs, out.lanes)) --b.vecs;
-  if (out.lanes == 1 || !fits(s, b.vecs, out.lanes)) {
-    out.tileRows = int8StackRows(s, isa, kRowTile);
+  while (b.vecs > 1 && !fits(s, l, b.vecs, out.lanes)) --b.vecs;
+  if (out.lanes == 1 || !fits(s, l, b.vecs, out.lanes)) {
+    out.tileRows = int8StackRows(s, l, isa, kRowTile);
     return out;
   }
-  b.rows = int8StackRows(s, isa, b.rows);
+  b.rows = int8StackRows(s, l, isa, b.rows);
   out.blocked = true;
   out.rows = b.rows;
   out.vecs = b.vecs;
   out.taskGroups = kTaskGroups;
-  const int64_t weightBytes = s.in * s.out * (s.int8() ? 1 : s.bf16() ? 2 : 4) * (s.act == Activation::swiglu ? 2 : 1);
+  const int64_t weightBytes = s.in * s.out * (l.int8() ? 1 : l.bf16() ? 2 : 4) * (l.act == Activation::swiglu ? 2 : 1);
   out.rowsFirst = weightBytes <= kRowsFirstWeightBytes;
   const int64_t blocks = s.out / (int64_t(b.vecs) * out.lanes);
   out.chunks = blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
   // int8: a task quantizes its rows once for all the columns it computes. Past a few rows, tasks
   // are short ranges of row groups over every column, not column chunks each quantizing them
   // again; a few rows keep the chunks, so that both threads stream weights.
-  if (s.int8() && !s.fewRows) {
+  if (l.int8() && !l.fewRows) {
     out.chunks = 1;
     out.taskGroups = kInt8TaskGroups;
   }
@@ -192,20 +192,23 @@ LinearSchedule linearSchedule(const KernelSpec& s, const IsaInfo& isa) {
 }
 
 bool fewRowsChangesSchedule(const KernelSpec& spec) {
-  if (spec.kind != KIME_CLASS_LINEAR) return false;
-  KernelSpec few = spec, many = spec;
+  const LinearSpec* l = spec.maybe<LinearSpec>();
+  if (!l) return false;
+  LinearSpec few = *l, many = *l;
   few.fewRows = true;
   many.fewRows = false;
-  for (int t = 0; t < KIME_CPU_TARGET_COUNT; ++t)
-    if (linearSchedule(few, isaOf(kime_cpu_target(t))) != linearSchedule(many, isaOf(kime_cpu_target(t)))) return true;
+  for (int t = 0; t < KIME_CPU_TARGET_COUNT; ++t) {
+    const IsaInfo isa = isaOf(kime_cpu_target(t));
+    if (linearSchedule(spec, few, isa) != linearSchedule(spec, many, isa)) return true;
+  }
   return false;
 }
 
-AttentionSchedule attentionSchedule(const KernelSpec& s, const IsaInfo& isa) {
+AttentionSchedule attentionSchedule(const KernelShape& s, const AttentionSpec& a, const IsaInfo& isa) {
   AttentionSchedule out;
-  out.lanes = lanesFor(s.in / s.heads, isa.lanes);
+  out.lanes = lanesFor(s.in / a.heads, isa.lanes);
   if (s.outputRows()) {  // the output rows are few, each of its own sequence
-    out.keyLanes = lanesFor(s.maxLen, isa.lanes);
+    out.keyLanes = lanesFor(a.maxLen, isa.lanes);
     return out;
   }
   out.tiled = true;
@@ -213,39 +216,40 @@ AttentionSchedule attentionSchedule(const KernelSpec& s, const IsaInfo& isa) {
   // feeds both. Blocks of 8 keys on AVX-512 (its 32 registers hold the block's scores for both
   // vectors beside the queries' element and the key's), of 4 on AVX2 (16 registers); NEON keeps
   // one vector of its 4 lanes.
-  const bool two = isa.isa != Isa::Neon && s.maxLen > isa.lanes;
+  const bool two = isa.isa != Isa::Neon && a.maxLen > isa.lanes;
   out.queries = two ? 2 * isa.lanes : isa.lanes;
   out.keyBlock = two && isa.isa == Isa::Avx2 ? 4 : 8;
   return out;
 }
 
 RowSchedule rowSchedule(const KernelSpec& s, const IsaInfo& isa) {
-  if (s.kind == KIME_CLASS_EMBED) return {kRowTile, lanesFor(s.out, isa.lanes)};
+  if (s.kind() == KIME_CLASS_EMBED) return {kRowTile, lanesFor(s.out, isa.lanes)};
   // A norm task of 16 rows: a batch of a few rows is one task, not a hand-off per few rows.
-  if (s.kind == KIME_CLASS_NORM) return {16, lanesFor(s.in, isa.lanes)};
-  if (s.kind == KIME_CLASS_SELECT || s.kind == KIME_CLASS_POOL) return {0, lanesFor(s.out, isa.lanes)};
+  if (s.kind() == KIME_CLASS_NORM) return {16, lanesFor(s.in, isa.lanes)};
+  if (s.kind() == KIME_CLASS_SELECT || s.kind() == KIME_CLASS_POOL) return {0, lanesFor(s.out, isa.lanes)};
   // The generic row kernels: tasks of 16 rows, like the norm.
-  if (s.kind == KIME_CLASS_GATHER || s.kind == KIME_CLASS_ELTWISE || s.kind == KIME_CLASS_ROPE)
+  if (s.kind() == KIME_CLASS_GATHER || s.kind() == KIME_CLASS_ELTWISE || s.kind() == KIME_CLASS_ROPE)
     return {16, lanesFor(s.out, isa.lanes)};
   return {0, lanesFor(s.in, isa.lanes)};  // head: one task, its rows are few
 }
 
 std::string describeSchedule(const KernelSpec& s, const IsaInfo& isa) {
   std::ostringstream d;
-  d << className(s.kind) << " (" << isaName(isa.isa) << "): ";
-  if (s.kind == KIME_CLASS_LINEAR) {
-    LinearSchedule l = linearSchedule(s, isa);
+  d << className(s.kind()) << " (" << isaName(isa.isa) << "): ";
+  if (const LinearSpec* spec = s.maybe<LinearSpec>()) {
+    LinearSchedule l = linearSchedule(s, *spec, isa);
     if (!l.blocked) {
       d << "unblocked, tasks of " << l.tileRows << " rows, lanes " << l.lanes;
     } else {
       d << "block " << l.rows << "x" << l.vecs << ", lanes " << l.lanes
-        << (s.ropeHeads ? s.ropeInterleaved ? ", rope interleaved" : ", rope whole heads" : "") << ", tasks of "
-        << l.taskGroups << " groups " << (l.rowsFirst ? "rows first" : "chunks first") << ", chunks " << l.chunks;
+        << (spec->rope.heads ? spec->rope.interleaved ? ", rope interleaved" : ", rope whole heads" : "")
+        << ", tasks of " << l.taskGroups << " groups " << (l.rowsFirst ? "rows first" : "chunks first") << ", chunks "
+        << l.chunks;
     }
     if (l.kChunk) d << ", bf16 k chunk " << l.kChunk;
-    if (s.int8()) d << ", int8 " << int8DotName(l.int8);
-  } else if (s.kind == KIME_CLASS_ATTENTION) {
-    AttentionSchedule a = attentionSchedule(s, isa);
+    if (spec->int8()) d << ", int8 " << int8DotName(l.int8);
+  } else if (const AttentionSpec* spec = s.maybe<AttentionSpec>()) {
+    AttentionSchedule a = attentionSchedule(s, *spec, isa);
     if (a.tiled)
       d << "tiles of " << a.queries << " queries, key blocks of " << a.keyBlock << ", lanes " << a.lanes;
     else

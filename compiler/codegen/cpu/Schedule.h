@@ -63,9 +63,9 @@ struct LinearSchedule {
   bool operator==(const LinearSchedule& o) const;
   bool operator!=(const LinearSchedule& o) const { return !(*this == o); }
 };
-LinearSchedule linearSchedule(const KernelSpec& spec, const IsaInfo& isa);
+LinearSchedule linearSchedule(const KernelShape& s, const LinearSpec& l, const IsaInfo& isa);
 
-// Whether a few-row bucket (KernelSpec::fewRows) changes a linear's schedule on any ISA; where it
+// Whether a few-row bucket (LinearSpec::fewRows) changes a linear's schedule on any ISA; where it
 // does not, the bucket shares the other buckets' kernel.
 bool fewRowsChangesSchedule(const KernelSpec& spec);
 
@@ -77,7 +77,7 @@ struct AttentionSchedule {
   int lanes = 1;     // along the head
   int keyLanes = 1;  // untiled: keys a vector (the max and the sum of exponentials)
 };
-AttentionSchedule attentionSchedule(const KernelSpec& spec, const IsaInfo& isa);
+AttentionSchedule attentionSchedule(const KernelShape& s, const AttentionSpec& a, const IsaInfo& isa);
 
 // Kernels that work row by row (embed, norm, select, head): rows a task, lanes along the row.
 struct RowSchedule {

@@ -7,7 +7,7 @@ using namespace Halide;
 
 // The output rows of kime-prune-rows: row r is x's row rows[r], or zeros where that is -1 (an
 // empty sequence's first row).
-HalideKernel selectKernel(const KernelSpec& s, const RowSchedule& sch) {
+HalideKernel selectKernel(const KernelShape& s, const RowSchedule& sch) {
   ImageParam x(Float(32), 2, "x"), rows(Int(32), 1, "rows");
   Var c("c"), r("r");
   Func out("select");

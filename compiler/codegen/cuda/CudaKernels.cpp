@@ -54,46 +54,60 @@ void checkArch(const std::string& arch) {
         ": compile for CPU targets only (--cuda-arch none), or rebuild kime with the toolkit");
 }
 
+// The columns of a tensor-core linear's warp tile, or 0 (no tensor cores, or not a linear that fits).
+int64_t tensorCoreTile(const KernelSpec& s, Math math) {
+  const LinearSpec* l = s.maybe<LinearSpec>();
+  return math == Math::Tf32 && l ? tensorCoreWidth(s, *l) : 0;
+}
+
 Launch launchFor(const KernelSpec& s, const Bucket& b, Math math) {
   // Four warps a block; the kernels read the warp count from blockDim, so this is the one place
   // that decides it.
-  constexpr int64_t warps = kWarps;
+  constexpr int64_t warps = kWarps, threads = 32 * warps;
   auto blocksFor = [&](int64_t rows) { return std::max<int64_t>(1, (rows + warps - 1) / warps); };
   const int64_t T = rowBound(s, b.tokens, b.seqs, b.markers);  // the kernel's rows
-  if (s.kind == KIME_CLASS_EMBED || s.kind == KIME_CLASS_SELECT || s.kind == KIME_CLASS_GATHER ||
-      s.kind == KIME_CLASS_ROPE || s.kind == KIME_CLASS_POOL)
-    return {std::max<int64_t>(T, 1), 1, 32 * warps};  // a block per row
-  if (s.kind == KIME_CLASS_ELTWISE)                   // a thread per element
-    return {std::max<int64_t>(1, (T * s.out + 32 * warps - 1) / (32 * warps)), 1, 32 * warps};
-  if (int64_t w = math == Math::Tf32 ? tensorCoreWidth(s) : 0)  // a warp per 16 x w tile
-    return {std::max<int64_t>(1, (T + kTcRows * warps - 1) / (kTcRows * warps)), s.out / w, 32 * warps};
-  if (s.kind == KIME_CLASS_LINEAR || s.kind == KIME_CLASS_NORM) return {blocksFor(T), 1, 32 * warps};  // a warp per row
-  if (s.kind == KIME_CLASS_ATTENTION) return {blocksFor(T), s.heads, 32 * warps};  // a warp per (query, head)
-  if (s.kind == KIME_CLASS_HEAD)
-    return {blocksFor(int64_t(s.rows == HeadRows::markers ? b.markers : b.seqs)), 1, 32 * warps};
-  throw CompileError(std::string("internal: no CUDA launch for class \"") + className(s.kind) + "\"");
+  if (int64_t w = tensorCoreTile(s, math))                     // a warp per 16 x w tile
+    return {std::max<int64_t>(1, (T + kTcRows * warps - 1) / (kTcRows * warps)), s.out / w, threads};
+  const Launch blockPerRow{std::max<int64_t>(T, 1), 1, threads}, warpPerRow{blocksFor(T), 1, threads};
+  return std::visit(
+      Overloaded{[&](const EltwiseSpec&) {  // a thread per element
+                   return Launch{std::max<int64_t>(1, (T * s.out + threads - 1) / threads), 1, threads};
+                 },
+                 [&](const LinearSpec&) { return warpPerRow; }, [&](const NormSpec&) { return warpPerRow; },
+                 // a warp per (query, head)
+                 [&](const AttentionSpec& a) { return Launch{blocksFor(T), a.heads, threads}; },
+                 [&](const HeadSpec& h) {
+                   return Launch{blocksFor(int64_t(h.rows == HeadRows::markers ? b.markers : b.seqs)), 1, threads};
+                 },
+                 // embed, select, gather, rope, pool: a block per row
+                 [&](const auto&) { return blockPerRow; }},
+      s.choices);
 }
 
 std::string kernelSource(const KernelSpec& s, const std::string& name, Math math) {
-  if (int64_t w = math == Math::Tf32 ? tensorCoreWidth(s) : 0) return linearTensorCoresSource(s, name, w);
-  if (s.kind == KIME_CLASS_EMBED) return embedSource(s, name);
-  if (s.kind == KIME_CLASS_LINEAR) return linearSource(s, name);
-  if (s.kind == KIME_CLASS_ATTENTION) return attentionSource(s, name);
-  if (s.kind == KIME_CLASS_HEAD) return headSource(s, name);
-  if (s.kind == KIME_CLASS_SELECT) return selectSource(s, name);
-  if (s.kind == KIME_CLASS_NORM) return normSource(s, name);
-  if (s.kind == KIME_CLASS_GATHER) return gatherSource(s, name);
-  if (s.kind == KIME_CLASS_ELTWISE) return eltwiseSource(s, name);
-  if (s.kind == KIME_CLASS_ROPE) return ropeSource(s, name);
-  if (s.kind == KIME_CLASS_POOL) return poolSource(s, name);
-  throw CompileError(std::string("internal: no CUDA kernel for class \"") + className(s.kind) + "\"");
+  if (int64_t w = tensorCoreTile(s, math)) return linearTensorCoresSource(s, s.as<LinearSpec>(), name, w);
+  return std::visit(Overloaded{[&](const EmbedSpec& c) { return embedSource(s, c, name); },
+                               [&](const NormSpec& c) { return normSource(s, c, name); },
+                               [&](const LinearSpec& c) { return linearSource(s, c, name); },
+                               [&](const AttentionSpec& c) { return attentionSource(s, c, name); },
+                               [&](const HeadSpec& c) { return headSource(s, c, name); },
+                               [&](const SelectSpec&) { return selectSource(s, name); },
+                               [&](const GatherSpec& c) { return gatherSource(s, c, name); },
+                               [&](const EltwiseSpec& c) { return eltwiseSource(s, c, name); },
+                               [&](const RopeSpec& c) { return ropeSource(s, c, name); },
+                               [&](const PoolSpec&) { return poolSource(s, name); }},
+                    s.choices);
 }
 
 std::string moduleSource(const std::vector<KernelSpec>& specs, const std::vector<std::string>& names, Math math) {
   std::string src = prelude();
   if (math == Math::Tf32) src += kTensorCores;
-  if (std::any_of(specs.begin(), specs.end(), [](const KernelSpec& s) { return !s.program.empty(); }))
-    src += kActivations;
+  auto hasProgram = [](const KernelSpec& s) {
+    const LinearSpec* l = s.maybe<LinearSpec>();
+    const EltwiseSpec* e = s.maybe<EltwiseSpec>();
+    return (l && !l->program.empty()) || (e && !e->program.empty());
+  };
+  if (std::any_of(specs.begin(), specs.end(), hasProgram)) src += kActivations;
   for (size_t i = 0; i < specs.size(); ++i)
     src += "\n// " + specs[i].describe() + "\n" + kernelSource(specs[i], names[i], math);
   return src;

@@ -21,7 +21,7 @@ std::string prelude() {
 }
 
 // The count of a kernel's output rows at run time: one of the batch's counts, or static.
-std::string rowCount(const KernelSpec& s) {
+std::string rowCount(const KernelShape& s) {
   switch (s.rowSym) {
     case KIME_ROWS_T:
       return "counts[KIME_T]";
@@ -50,25 +50,25 @@ std::string num(double v) {
 
 // The norm statistics of row `row` of x (width K), computed by one warp: mean and 1/sqrt(var+eps)
 // (rms: mean 0, 1/sqrt(mean(x^2)+eps)).
-std::string normStats(const KernelSpec& s, const std::string& row) {
+std::string normStats(const KernelShape& s, const NormSpec& n, const std::string& row) {
   std::ostringstream o;
   const std::string K = std::to_string(s.in);
-  if (s.norm == NormKind::none) return "";  // normed() leaves the input as it is
+  if (n.norm == NormKind::none) return "";  // normed() leaves the input as it is
   o << "  float mean = 0.0f;\n";
-  if (s.norm == NormKind::layer) {
+  if (n.norm == NormKind::layer) {
     o << "  { float a = 0.0f; for (int c = lane; c < " << K << "; c += 32) a += x[(long)" << row << " * " << K
       << " + c]; mean = kime_warp_sum(a) / " << K << ".0f; }\n";
   }
   o << "  float inv;\n  { float a = 0.0f; for (int c = lane; c < " << K << "; c += 32) { float d = x[(long)" << row
-    << " * " << K << " + c] - mean; a += d * d; } inv = rsqrtf(kime_warp_sum(a) / " << K << ".0f + " << num(s.eps)
+    << " * " << K << " + c] - mean; a += d * d; } inv = rsqrtf(kime_warp_sum(a) / " << K << ".0f + " << num(n.eps)
     << "); }\n";
   return o.str();
 }
 
-std::string normed(const KernelSpec& s, const std::string& v, const std::string& c) {
-  if (s.norm == NormKind::none) return v;
+std::string normed(const NormSpec& n, const std::string& v, const std::string& c) {
+  if (n.norm == NormKind::none) return v;
   std::string e = "((" + v + " - mean) * inv * norm_weight[" + c + "])";
-  if (s.norm == NormKind::layer) e = "(" + e + " + norm_bias[" + c + "])";
+  if (n.norm == NormKind::layer) e = "(" + e + " + norm_bias[" + c + "])";
   return e;
 }
 
@@ -84,10 +84,10 @@ std::string signature(const KernelSpec& s, const std::string& name) {
 
 // The index of the weight of input `k` for output `col` in the packed layout: panels of P
 // columns ([out / P][in][P]), or [in, out]; a computed weight as it is, [out, in].
-std::string weightIndex(const KernelSpec& s, const std::string& k, const std::string& col) {
-  if (s.weightRows) return "(long)(" + col + ") * " + std::to_string(s.in) + " + " + k;
-  if (!s.panel) return "(long)(" + k + ") * " + std::to_string(s.out) + " + " + col;
-  const std::string P = std::to_string(s.panel);
+std::string weightIndex(const KernelShape& s, const LinearSpec& l, const std::string& k, const std::string& col) {
+  if (l.weightRows) return "(long)(" + col + ") * " + std::to_string(s.in) + " + " + k;
+  if (!l.panel) return "(long)(" + k + ") * " + std::to_string(s.out) + " + " + col;
+  const std::string P = std::to_string(l.panel);
   return "((long)(" + col + ") / " + P + " * " + std::to_string(s.in) + " + " + k + ") * " + P + " + (" + col + ") % " +
          P;
 }
@@ -114,8 +114,8 @@ std::string programExpr(const eltwise::Program& program, const std::function<std
 }
 
 // A linear's epilogue program: input 0 is `value`, inputs 1 to 3 in1 to in3 at `at`.
-std::string epilogue(const KernelSpec& s, const std::string& value, const std::string& at) {
-  return programExpr(s.program, [&](int i) { return i == 0 ? value : "in" + std::to_string(i) + "[" + at + "]"; });
+std::string epilogue(const eltwise::Program& program, const std::string& value, const std::string& at) {
+  return programExpr(program, [&](int i) { return i == 0 ? value : "in" + std::to_string(i) + "[" + at + "]"; });
 }
 
 }  // namespace kime::cuda

@@ -61,14 +61,18 @@ TEST(KernelChoices, LinearArithmeticKeepsF32WhereTheWidthsDoNotAllowTheAsked) {
 
 TEST(KernelChoices, SpecsOfOtherArithmeticsAreOtherKernels) {
   KernelSpec a;
-  a.kind = KIME_CLASS_LINEAR, a.in = 64, a.out = 64, a.panel = 16;
+  a.in = 64, a.out = 64;
+  LinearSpec l;
+  l.panel = 16;
+  a.choices = l;
   KernelSpec b = a;
-  b.arith = Arithmetic::int8;
+  b.as<LinearSpec>().arith = Arithmetic::int8;
   EXPECT_NE(a, b);
   EXPECT_NE(a.key(), b.key());
-  EXPECT_TRUE(b.int8());
-  EXPECT_FALSE(b.bf16());
-  EXPECT_NE(b.describe().find("|int8|"), std::string::npos) << b.describe();
+  EXPECT_TRUE(b.as<LinearSpec>().int8());
+  EXPECT_FALSE(b.as<LinearSpec>().bf16());
+  EXPECT_EQ(b.arith(), Arithmetic::int8);
+  EXPECT_NE(b.describe().find("|int8"), std::string::npos) << b.describe();
   EXPECT_EQ(a.describe().find("int8"), std::string::npos) << a.describe();
 }
 

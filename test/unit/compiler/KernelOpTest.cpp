@@ -103,7 +103,10 @@ TEST(KernelOp, EachOpsRolesAreInRoleOrder) {
 
 KernelSpec linearSpec() {
   KernelSpec s;
-  s.kind = KIME_CLASS_LINEAR, s.in = 256, s.out = 1024, s.panel = 16, s.act = Activation::gelu;
+  s.in = 256, s.out = 1024;
+  LinearSpec l;
+  l.panel = 16, l.act = Activation::gelu;
+  s.choices = l;
   return s;
 }
 
@@ -113,12 +116,12 @@ TEST(KernelRegistry, EqualSpecsAreOneKernelAndAnyDifferenceIsAnother) {
   EXPECT_EQ(reg.intern(a), 0);
   EXPECT_EQ(reg.intern(linearSpec()), 0);
   KernelSpec bias = a, rows = a, theta = a, kind = a;
-  bias.bias = true;
-  rows.fewRows = true;
-  theta.ropeHeads = 4, theta.ropeTheta = 1e4;
+  bias.as<LinearSpec>().bias = true;
+  rows.as<LinearSpec>().fewRows = true;
+  theta.as<LinearSpec>().rope.heads = 4, theta.as<LinearSpec>().rope.theta = 1e4;
   KernelSpec theta2 = theta;
-  theta2.ropeTheta = 5e5;
-  kind.kind = KIME_CLASS_NORM;
+  theta2.as<LinearSpec>().rope.theta = 5e5;
+  kind.choices = NormSpec{};
   EXPECT_EQ(reg.intern(bias), 1);
   EXPECT_EQ(reg.intern(rows), 2);
   EXPECT_EQ(reg.intern(theta), 3);
@@ -132,16 +135,16 @@ TEST(KernelRegistry, EqualSpecsAreOneKernelAndAnyDifferenceIsAnother) {
 // A few-row linear is a kernel of its own only where codegen says its code differs.
 TEST(KernelRegistry, AFewRowKernelIsApartOnlyWhereItsCodeDiffers) {
   KernelSpec few = linearSpec();
-  few.fewRows = true;
+  few.as<LinearSpec>().fewRows = true;
   KernelRegistry never;
   EXPECT_EQ(never.intern(linearSpec()), 0);
   EXPECT_EQ(never.intern(few), 0);
-  EXPECT_FALSE(never.specs[0].fewRows);
+  EXPECT_FALSE(never.specs[0].as<LinearSpec>().fewRows);
   int asked = 0;
   KernelRegistry differs{{}, [&](const KernelSpec& s) { return ++asked, s.in == 256; }};
   EXPECT_EQ(differs.intern(linearSpec()), 0);
   EXPECT_EQ(differs.intern(few), 1);
-  EXPECT_TRUE(differs.specs[1].fewRows);
+  EXPECT_TRUE(differs.specs[1].as<LinearSpec>().fewRows);
   EXPECT_EQ(asked, 1);
 }
 

@@ -15,77 +15,47 @@
 namespace kime {
 namespace {
 
+KernelSpec make(ClassSpec choices, int64_t in, int64_t out, kime_row_symbol rows = KIME_ROWS_T,
+                int64_t staticRows = 0) {
+  KernelSpec s;
+  s.in = in, s.out = out, s.rowSym = rows, s.staticRows = staticRows;
+  s.choices = std::move(choices);
+  return s;
+}
+
+LinearSpec linear(Activation act, bool bias, bool biasUp, bool residual) {
+  LinearSpec l;
+  l.act = act, l.bias = bias, l.biasUp = biasUp, l.residual = residual, l.panel = 16;
+  return l;
+}
+
 // One spec of each class, with and without each of its optional slots.
 std::vector<KernelSpec> specsOfEveryShape() {
   std::vector<KernelSpec> out;
-  for (bool learned : {false, true}) {
-    KernelSpec e;
-    e.kind = KIME_CLASS_EMBED, e.out = 32, e.learnedPos = learned;
-    out.push_back(e);
-  }
-  for (NormKind norm : {NormKind::rms, NormKind::layer}) {
-    KernelSpec n;
-    n.kind = KIME_CLASS_NORM, n.norm = norm, n.eps = 1e-6, n.in = n.out = 32;
-    out.push_back(n);
-  }
+  for (bool learned : {false, true}) out.push_back(make(EmbedSpec{Arithmetic::f32, false, learned}, 0, 32));
+  for (NormKind norm : {NormKind::rms, NormKind::layer}) out.push_back(make(NormSpec{norm, 1e-6}, 32, 32));
   for (Activation act : {Activation::none, Activation::gelu, Activation::swiglu})
     for (bool bias : {false, true})
-      for (bool residual : {false, true}) {
-        KernelSpec l;
-        l.kind = KIME_CLASS_LINEAR, l.act = act, l.bias = bias, l.residual = residual, l.in = 32, l.out = 64;
-        l.biasUp = act == Activation::swiglu && bias;
-        l.panel = 16;
-        out.push_back(l);
-      }
-  for (bool gateBias : {false, true}) {  // a SwiGLU with a bias on one of its linears only
-    KernelSpec l;
-    l.kind = KIME_CLASS_LINEAR, l.act = Activation::swiglu, l.bias = gateBias, l.biasUp = !gateBias, l.in = 32,
-    l.out = 64;
-    l.panel = 16;
-    out.push_back(l);
-  }
-  KernelSpec rope;
-  rope.kind = KIME_CLASS_LINEAR, rope.in = 32, rope.out = 64, rope.panel = 16, rope.ropeHeads = 2;
-  rope.ropeTheta = 1e4, rope.ropeRows = 64, rope.ropeInterleaved = true;
-  out.push_back(rope);
-  for (bool outputRows : {false, true}) {
-    KernelSpec a;
-    a.kind = KIME_CLASS_ATTENTION, a.in = a.out = 64, a.kvWidth = 32, a.heads = 4, a.kvHeads = 2;
-    a.scale = 0.25, a.maxLen = 64, a.rowSym = outputRows ? KIME_ROWS_R : KIME_ROWS_T;
-    out.push_back(a);
-  }
+      for (bool residual : {false, true})
+        out.push_back(make(linear(act, bias, act == Activation::swiglu && bias, residual), 32, 64));
+  for (bool gateBias : {false, true})  // a SwiGLU with a bias on one of its linears only
+    out.push_back(make(linear(Activation::swiglu, gateBias, !gateBias, false), 32, 64));
+  LinearSpec rope = linear(Activation::none, false, false, false);
+  rope.rope = RopeSpec{2, true, 1e4, 64};
+  out.push_back(make(rope, 32, 64));
+  for (bool outputRows : {false, true})
+    out.push_back(make(AttentionSpec{4, 2, 0.25, 64, 32}, 64, 64, outputRows ? KIME_ROWS_R : KIME_ROWS_T));
   for (NormKind norm : {NormKind::none, NormKind::rms, NormKind::layer})
-    for (bool bias : {false, true}) {
-      KernelSpec h;
-      h.kind = KIME_CLASS_HEAD, h.norm = norm, h.eps = 1e-6, h.bias = bias, h.rows = HeadRows::markers, h.in = 32,
-      h.out = 1;
-      out.push_back(h);
-    }
-  KernelSpec s;
-  s.kind = KIME_CLASS_SELECT, s.in = s.out = 32, s.rowSym = KIME_ROWS_R;
-  out.push_back(s);
-  for (bool u8 : {false, true}) {
-    KernelSpec g;
-    g.kind = KIME_CLASS_GATHER, g.in = g.out = 32, g.indexU8 = u8, g.rowSym = u8 ? KIME_ROWS_S : KIME_ROWS_T;
-    out.push_back(g);
-  }
+    for (bool bias : {false, true}) out.push_back(make(HeadSpec{{norm, 1e-6}, HeadRows::markers, bias}, 32, 1));
+  out.push_back(make(SelectSpec{}, 32, 32, KIME_ROWS_R));
+  for (bool u8 : {false, true})
+    out.push_back(make(GatherSpec{Arithmetic::f32, u8}, 32, 32, u8 ? KIME_ROWS_S : KIME_ROWS_T));
   for (const char* program :
-       {"x silu", "x in1 mul", "x in1 in2 add mul", "x in1 in2 in3 add add gelu mul", "x in2 add", "x in1 sub tanh"}) {
-    KernelSpec e;
-    e.kind = KIME_CLASS_ELTWISE, e.in = e.out = 32, e.program = *eltwise::Program::parse(program);
-    out.push_back(e);
-  }
-  KernelSpec v;
-  v.kind = KIME_CLASS_ELTWISE, v.in = v.out = 1, v.program = *eltwise::Program::parse("x in1 add"), v.vector = true,
-  v.rowSym = KIME_ROWS_M;
-  out.push_back(v);
-  KernelSpec p;
-  p.kind = KIME_CLASS_POOL, p.in = p.out = 32, p.rowSym = KIME_ROWS_S;
-  out.push_back(p);
-  KernelSpec r;
-  r.kind = KIME_CLASS_ROPE, r.in = r.out = 32, r.ropeHeads = 2, r.ropeTheta = 1e4, r.ropeRows = 64;
-  r.rowSym = KIME_ROWS_STATIC, r.staticRows = 5;
-  out.push_back(r);
+       {"x silu", "x in1 mul", "x in1 in2 add mul", "x in1 in2 in3 add add gelu mul", "x in2 add", "x in1 sub tanh"})
+    out.push_back(make(EltwiseSpec{*eltwise::Program::parse(program), false}, 32, 32));
+  out.push_back(make(EltwiseSpec{*eltwise::Program::parse("x in1 add"), true}, 1, 1, KIME_ROWS_M));
+  out.push_back(make(PoolSpec{}, 32, 32, KIME_ROWS_S));
+  out.push_back(make(RopeSpec{2, false, 1e4, 64}, 32, 32, KIME_ROWS_STATIC, 5));
   return out;
 }
 
