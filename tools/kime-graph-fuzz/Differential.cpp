@@ -12,6 +12,7 @@
 #include "graph/ModelConfig.h"
 #include "kime/runtime.h"
 #include "kime/tooling/BatchGen.h"
+#include "kime/tooling/Invariance.h"
 #include "pipeline/Compile.h"
 #include "reference/Reference.h"
 #include "support/Diagnostic.h"
@@ -114,6 +115,23 @@ void compare(const Graph& g, const RefWeights& weights, Executor& exec, const st
   }
 }
 
+// Each sequence's outputs the same bytes alone and among neighbours, with 2 threads (`exec`) and 1.
+void checkInvariance(const Graph& g, const std::shared_ptr<Model>& model, Executor& exec, uint64_t seed, Result& r) {
+  auto one = Executor::create(model, "serve", {1});
+  if (!one) {
+    r.refused = one.error().text();
+    return;
+  }
+  const std::vector<Bucket> buckets = model->buckets("serve");
+  tooling::InvarianceOptions o;
+  o.vocab = size_t(g.vocab), o.types = size_t(g.types), o.maxLen = learnedPositions(g), o.trials = 3, o.seed = seed;
+  const tooling::InvarianceReport rep =
+      tooling::checkBatchInvariance({{&exec, buckets, "2 threads"}, {one->get(), buckets, "1 thread"}}, o);
+  r.invarianceRuns += rep.runs;
+  if (!rep.failure.empty()) ++r.variant;
+  if (r.firstVariant.empty()) r.firstVariant = rep.failure;
+}
+
 // Counts the artifact's kernels and those of the generic classes (names k<i>_<class>).
 void countKernels(const std::string& inspect, Result& r) {
   std::istringstream in(inspect.substr(inspect.find("kernels (") + 9));
@@ -164,6 +182,7 @@ Result runGraph(uint64_t seed, const Options& o) {
       break;
     }
     compare(g, weights, **exec, (*model)->buckets("serve"), seed, r);
+    checkInvariance(g, *model, **exec, seed, r);
     r.targets += (r.targets.empty() ? "" : ", ") + target;
   }
   if (!r.ok() && !o.keep.empty()) {
@@ -182,6 +201,8 @@ void Summary::add(const Result& r) {
   else
     ++compiled;
   if (r.mismatches) ++mismatched;
+  if (r.variant) ++variantGraphs;
+  invarianceRuns += r.invarianceRuns;
   batches += r.batches, kernels += r.kernels, generic += r.generic, conditioned += r.conditioned;
   worst = std::max(worst, r.worst), worstRel = std::max(worstRel, r.worstRel);
 }
@@ -194,7 +215,9 @@ std::string describe(const Result& r) {
   s << r.kernels << " kernels (" << r.generic << " generic), " << r.batches << " batches (" << r.refusedBatches
     << " refused by both) on " << r.targets << ", worst " << r.worst << " of the tolerance";
   if (r.conditioned) s << ", " << r.conditioned << " outputs past the fixed tolerance within the conditioning";
+  s << ", " << r.invarianceRuns << " runs among neighbours the same bytes as alone";
   if (r.mismatches) s << ", MISMATCHED " << r.mismatches << "x, first " << r.firstMismatch;
+  if (r.variant) s << ", NOT BATCH-INVARIANT: " << r.firstVariant;
   return s.str();
 }
 
@@ -202,11 +225,13 @@ std::string table(const Summary& s, const Options& o) {
   std::ostringstream t;
   t.precision(3);
   t << "\n| family | graphs | compiled | refused | mismatched | batches | kernels (generic) | worst error / tolerance "
-       "| worst relative error | outputs past the fixed tolerance, within the conditioning |\n"
-    << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+       "| worst relative error | outputs past the fixed tolerance, within the conditioning | invariance runs | "
+       "not batch-invariant |\n"
+    << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
     << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << (o.fusion ? "" : " (no fusion)") << " | "
     << s.graphs << " | " << s.compiled << " | " << s.refused << " | " << s.mismatched << " | " << s.batches << " | "
-    << s.kernels << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " | " << s.conditioned << " |\n";
+    << s.kernels << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " | " << s.conditioned << " | "
+    << s.invarianceRuns << " | " << s.variantGraphs << " |\n";
   return t.str();
 }
 

@@ -27,23 +27,29 @@ struct Result {
   double worst = 0;        // the largest |got - want| as a share of the tolerance
   double worstRel = 0;     // and the largest relative error, |got - want| / max(|want|, 1e-3)
   std::string targets;     // the CPU code that ran
+  // Batch invariance (kime/tooling/Invariance.h), 1 and 2 threads on each target: runs compared
+  // with the sequence's run alone, and those not the same bytes.
+  size_t invarianceRuns = 0, variant = 0;
+  std::string firstVariant;
 
-  bool ok() const { return refused.empty() && mismatches == 0; }
+  bool ok() const { return refused.empty() && mismatches == 0 && variant == 0; }
 };
 
 // Writes the Graph of `seed`, its weights and the two buckets into `dir` (graph.json,
 // model.safetensors, buckets.json).
 void writeGraph(uint64_t seed, const Options& o, const std::string& dir);
 
-// Generates the Graph of `seed`, compiles it and compares every bucket's batches.
+// Generates the Graph of `seed`, compiles it, compares every bucket's batches and checks that
+// each sequence's outputs are the same bytes in any batch.
 Result runGraph(uint64_t seed, const Options& o);
 
 struct Summary {
   size_t graphs = 0, compiled = 0, refused = 0, mismatched = 0, batches = 0, kernels = 0, generic = 0, conditioned = 0;
+  size_t invarianceRuns = 0, variantGraphs = 0;
   double worst = 0, worstRel = 0;
 
   void add(const Result& r);
-  bool ok() const { return refused == 0 && mismatched == 0 && graphs > 0; }
+  bool ok() const { return refused == 0 && mismatched == 0 && variantGraphs == 0 && graphs > 0; }
 };
 
 // "seed 12: 37 nodes, 21 kernels (6 generic), 24 batches on x86-64-avx2, worst 0.02 of tolerance"

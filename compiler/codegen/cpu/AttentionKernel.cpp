@@ -90,9 +90,12 @@ HalideKernel attention(const KernelShape& s, const AttentionSpec& a, const Atten
 // each masked to its own query's. Scores are vectors over the tile's queries, so q.k is vertical
 // FMAs (the tile's queries transposed once, a key's element broadcast) and p.v too (a value
 // broadcast per head element), never a sum across lanes. Two passes over the keys in blocks of
-// KB: the first keeps each query's running max and the sum of exponentials (rescaled when the max
-// grows), the second the weighted values; each computes its block's scores (cheaper than a
-// [queries, keys] buffer, which for a bucket's longest sequence would not fit on the stack).
+// KB, each computing its block's scores (cheaper than a [queries, keys] buffer, which for a
+// bucket's longest sequence would not fit on the stack): the first finds each query's max, the
+// second sums the exponentials and the weighted values. Both sums run over the query's own keys
+// in order, the others adding exact zeros, so that a query's result does not depend on where its
+// sequence starts in the tile or in the batch (docs/batch.md): no running rescale, whose rounding
+// would follow the blocks.
 HalideKernel attentionTiles(const KernelShape& s, const AttentionSpec& a, const AttentionSchedule& sch) {
   ImageParam q(Float(32), 2, "q"), k(Float(32), 2, "k"), v(Float(32), 2, "v"), qseq(Int(32), 1, "qseq"),
       cu(UInt(32), 1, "cu");
@@ -111,7 +114,10 @@ HalideKernel attentionTiles(const KernelShape& s, const AttentionSpec& a, const 
   Expr kh = h / group;
   Func qT("qT");
   qT(qi, d, h, tile) = q(h * hd + d, tq) * float(a.scale);
-  RDom e(0, hd, "e");
+  // The head's extent read from q, not a constant: with a constant LLVM unrolls the sum whole and,
+  // with Halide's reassociating fast-math flags, orders each unrolled key's terms its own way, so
+  // that a score would depend on the key's place in its block (docs/batch.md).
+  RDom e(0, q.dim(0).extent() / int(a.heads), "e");
   auto keyRow = [&](Expr jj, const ImageParam& m) { return clamp(kstart + jj, 0, m.dim(1).extent() - 1); };
   auto scores = [&](const char* name) {
     Func f(name);
@@ -125,31 +131,29 @@ HalideKernel attentionTiles(const KernelShape& s, const AttentionSpec& a, const 
   RDom rb(0, int((a.maxLen + KB - 1) / KB), "rb");
   rb.where(rb * KB < klen);
   auto own = [&](Expr key) { return key >= lo(qi, tile) && key < hi(qi, tile); };
-  // A finite stand-in for -inf: exp(none - none) is 1, not NaN, while a query has no key yet.
+  // A finite stand-in for -inf while a query has no key yet.
   const float none = -1e30f;
-  Func ml("max_sum");
-  ml(qi, h, tile) = Tuple(none, 0.0f);
-  Expr mOld = ml(qi, h, tile)[0], bmax = none;
-  std::vector<Expr> s1;
-  for (int x = 0; x < KB; ++x) {
-    Expr key = rb * KB + x;
-    s1.push_back(select(own(key), sc1(qi, key, h, tile), none));
-    bmax = max(bmax, s1.back());
-  }
-  Expr mNew = max(mOld, bmax), sum = ml(qi, h, tile)[1] * exp(mOld - mNew);
-  for (int x = 0; x < KB; ++x) sum += select(own(rb * KB + x), exp(s1[size_t(x)] - mNew), 0.0f);
-  ml(qi, h, tile) = Tuple(mNew, sum);
+  Func mx("max");
+  mx(qi, h, tile) = none;
+  Expr bmax = mx(qi, h, tile);
+  for (int x = 0; x < KB; ++x) bmax = max(bmax, select(own(rb * KB + x), sc1(qi, rb * KB + x, h, tile), none));
+  mx(qi, h, tile) = bmax;
+  // num over d in [0, hd]: element hd sums the exponentials alone (a value of 1), in the loop
+  // and key order of the weighted values.
   Func p("p"), num("num");
-  p(qi, j, h, tile) = select(own(j), exp(sc2(qi, j, h, tile) - ml(qi, h, tile)[0]), 0.0f);
+  p(qi, j, h, tile) = select(own(j), exp(sc2(qi, j, h, tile) - mx(qi, h, tile)), 0.0f);
   num(qi, d, h, tile) = 0.0f;
   Expr acc = num(qi, d, h, tile);
   for (int x = 0; x < KB; ++x) {
     Expr key = rb * KB + x;
-    acc += p(qi, key, h, tile) * v(kh * hd + d, keyRow(key, v));
+    acc += p(qi, key, h, tile) * select(likely(d < hd), v(kh * hd + min(d, hd - 1), keyRow(key, v)), 1.0f);
   }
-  num(qi, d, h, tile) = acc;
+  // In the order written: the blocks start where the tile's first sequence does, not where the
+  // query's does, so a sum LLVM regrouped by block (Halide's flags allow it) would follow the
+  // query's place in the batch.
+  num(qi, d, h, tile) = strict_float(acc);
   Func out("attention");
-  out(c, t) = num(t % Q, c % hd, c / hd, t / Q) / ml(t % Q, c / hd, t / Q)[1];
+  out(c, t) = num(t % Q, c % hd, c / hd, t / Q) / num(t % Q, hd, c / hd, t / Q);
 
   out.bound(c, 0, int(s.in));
   Var to("to"), ti("ti"), ho("ho"), di("di"), task("task");
@@ -159,13 +163,14 @@ HalideKernel attentionTiles(const KernelShape& s, const AttentionSpec& a, const 
       .fuse(ho, to, task)
       .parallel(task)
       .vectorize(di, sch.lanes);
-  for (Func* f : {&lo, &hi, &qT, &ml, &num}) f->compute_at(out, task).store_in(MemoryType::Stack).vectorize(qi);
-  ml.update().reorder(qi, rb).vectorize(qi);
+  for (Func* f : {&lo, &hi, &qT, &mx, &num}) f->compute_at(out, task).store_in(MemoryType::Stack).vectorize(qi);
+  qT.bound(d, 0, hd);  // its rows are a head, though the sums over them read their extent from q
+  mx.update().reorder(qi, rb).vectorize(qi);
   // Blocks outermost, each head element's sum in a register across the block's keys. (Halide
   // trims the loop over blocks to the tile's keys only in the RDom's default order, as in the
   // first pass; here the blocks past them are each one test.)
   num.update().reorder(qi, d, rb).vectorize(qi);
-  sc1.compute_at(ml, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);
+  sc1.compute_at(mx, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);
   sc1.update().reorder(qi, j, e).vectorize(qi).unroll(j);
   p.compute_at(num, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);
   sc2.compute_at(num, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);

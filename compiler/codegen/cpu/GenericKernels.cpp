@@ -114,7 +114,10 @@ HalideKernel ropeKernel(const KernelShape& s, const RopeSpec& rope, const RowSch
 HalideKernel poolKernel(const KernelShape& s, const RowSchedule& sch) {
   ImageParam x(Float(32), 2, "x"), tokseq(Int(32), 1, "tokseq"), cu(UInt(32), 1, "cu");
   Var c("c"), q("q");
+  // The batch's tokens, cu's last: x keeps a row when there are none (the runtime's buffers
+  // never have zero rows), and that row belongs to no sequence.
   RDom t(0, x.dim(1).extent(), "t");
+  t.where(t < cast<int>(cu(cu.dim(0).extent() - 1)));
   Func out("pool");
   out(c, q) = 0.0f;
   out(c, clamp(tokseq(t), 0, cu.dim(0).extent() - 2)) += x(c, t);

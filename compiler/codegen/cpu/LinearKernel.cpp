@@ -4,6 +4,9 @@
 
 namespace kime::cpu {
 
+// Inputs fewer than this: the linear's sum over them is one LLVM would unroll whole.
+constexpr int64_t kShortSum = 64;
+
 using namespace Halide;
 
 namespace {
@@ -85,7 +88,11 @@ Expr int8Product(Linear& L, const KernelShape& s, const LinearSpec& l, Int8Dot d
 void defineLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const LinearSchedule& sch) {
   // Weights are packed transposed ([in, out], out fastest), so a vector of outputs takes one FMA
   // per input element; in panels of P columns, a block's sweep over k reads one stream a panel.
-  L.k = RDom(0, int(s.in));
+  // A short sum's extent read from x, not a constant: LLVM unrolls a short constant sum whole,
+  // and Halide's reassociating flags let it order each row's terms its own way in each version of
+  // the loop, so that a row's bits would follow its place in the batch (docs/batch.md). Longer
+  // sums stay loops over k (a constant keeps NEON's 6 x 4 block free of spills).
+  L.k = s.in < kShortSum ? RDom(0, L.x.dim(0).extent()) : RDom(0, int(s.in));
   auto weightAt = [&](ImageParam& m, Expr col, Expr kk) -> Expr {
     if (l.weightRows) return m(kk, col);
     if (!l.panel) return m(col, kk);
@@ -161,8 +168,13 @@ void defineLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const Li
     Expr p = clamp(L.tokpos(r), 0, L.rcos.dim(1).extent() - 1);
     y = y * L.rcos(angle, p) + select(first, -partner, partner) * L.rsin(angle, p);
   }
-  if (l.residual) y = L.res(L.o, L.r) + y;
-  if (!l.program.empty()) y = programValue(l.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); });
+  // The residual and the epilogue program in the order written: the rows of a batch run through
+  // several versions of the loop (the register blocks' specialization, the shifted last group),
+  // and Halide's flags let LLVM regroup each version's adds its own way, so that a row's bits
+  // would follow its place (docs/batch.md).
+  if (l.residual) y = strict_float(L.res(L.o, L.r) + y);
+  if (!l.program.empty())
+    y = strict_float(programValue(l.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); }));
   L.out(L.o, L.r) = y;
 }
 

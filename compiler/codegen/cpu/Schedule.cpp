@@ -208,7 +208,9 @@ AttentionSchedule attentionSchedule(const KernelShape& s, const AttentionSpec& a
   AttentionSchedule out;
   out.lanes = lanesFor(s.in / a.heads, isa.lanes);
   if (s.outputRows()) {  // the output rows are few, each of its own sequence
-    out.keyLanes = lanesFor(a.maxLen, isa.lanes);
+    // A whole vector of keys whatever the bucket's longest sequence (the last one masked), so
+    // that the sum of exponentials adds a sequence's keys in the same lanes in every bucket.
+    out.keyLanes = isa.lanes;
     return out;
   }
   out.tiled = true;
