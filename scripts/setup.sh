@@ -9,11 +9,12 @@ PKGS=(cmake ninja-build g++ python3 lld-19
       clang-19 clang-format-19 libfuzzer-19-dev libclang-rt-19-dev pkg-config
       pybind11-dev python3-dev python3-numpy python3-pytest
       libonnx-dev libprotobuf-dev protobuf-compiler python3-torch python3-onnx
-      flatbuffers-compiler libflatbuffers-dev
+      flatbuffers-compiler libflatbuffers-dev python3-distributed python3-dask python3-tqdm
       libsodium-dev libsodium-dev:arm64)
 # libonnx-dev, libprotobuf-dev: kime-import reads ONNX; python3-torch, python3-onnx: the tests export
 # PyTorch models to import (test/onnx). flatbuffers-compiler, libflatbuffers-dev: the artifact's
-# sections are written and read through their schemas (runtime/schema).
+# sections are written and read through their schemas (runtime/schema). python3-distributed,
+# python3-dask, python3-tqdm: kime.dask and kime-score (a dask.distributed cluster).
 # libsodium-dev:arm64 (the AArch64 runtime's libsodium.a) is Debian's arm64 package: multiarch.
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
