@@ -54,6 +54,7 @@ Expected<std::shared_ptr<Model>> Model::openMemory(const void* data, size_t size
 const std::string& Model::name() const { return impl_->name; }
 size_t Model::vocab() const { return impl_->vocab; }
 size_t Model::types() const { return impl_->types; }
+size_t Model::maxSequenceLength() const { return impl_->maxSeqLen; }
 const std::string& Model::cpuTarget() const { return impl_->cpuTarget; }
 
 std::vector<std::string> Model::stages() const {

@@ -3,7 +3,8 @@ kernels (see CMakeLists.txt here), every bucket with a few batches (at the bound
 previous bucket, ragged with an empty sequence and one without markers), once with the tensor
 core kernels (tf32) and once with the exact f32 ones, and checks each against the f64 reference
 (within abs 1e-2 + rel 1e-2, and 1e-4) and that it ran in the bucket meant; then the artifact's
-self-test on the emulated GPU, and that warm runs allocate nothing.
+self-test on the emulated GPU, batch invariance (kime-run --invariance) and that warm runs allocate
+nothing.
 Usage: check_emulated.py MODEL_DIR BUCKETS.json BIN_DIR FAKE_LIBCUDA TF32_KERNELS F32_KERNELS"""
 import json
 import os
@@ -48,6 +49,11 @@ for math in ("tf32", "f32"):
     # The artifact's self-test on the GPU path, held to this arithmetic's tolerance.
     report = run([f"{bin_dir}/kime-run", artifact, "--selftest", "--device", "cuda", "--cuda-math", math], env)
     assert "selftest on cuda" in report and f"selftest: passed ({buckets_count} buckets)" in report, report
+    print(report.strip())
+    # A sequence's outputs the same bytes alone and among neighbours (docs/batch.md), on the GPU
+    # path's kernels too.
+    report = run([f"{bin_dir}/kime-run", artifact, "--invariance", "--device", "cuda", "--cuda-math", math,
+                  "--trials", "2", "--seed", "3"], env)
     print(report.strip())
     # Warm runs on the GPU path allocate nothing (the fake driver's replay allocates nothing either).
     bench = run([f"{bin_dir}/kime-run", artifact, "--bench", "--device", "cuda", "--cuda-math", math, "--runs", "2"], env)

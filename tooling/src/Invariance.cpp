@@ -9,15 +9,9 @@
 
 namespace kime::tooling {
 
-OwnedBatch packSequences(const std::vector<Sequence>& seqs) {
-  OwnedBatch b{{}, {0}, {}, {0}, {}};
-  for (const Sequence& s : seqs) {
-    b.ids.insert(b.ids.end(), s.ids.begin(), s.ids.end());
-    b.markers.insert(b.markers.end(), s.markers.begin(), s.markers.end());
-    b.cu.push_back(uint32_t(b.ids.size()));
-    b.mcu.push_back(uint32_t(b.markers.size()));
-    b.qtype.push_back(s.qtype);
-  }
+BatchBuf packSequences(const std::vector<Sequence>& seqs) {
+  BatchBuf b;
+  for (const Sequence& s : seqs) b.push(s.ids.data(), s.ids.size(), s.markers.data(), s.markers.size(), s.qtype);
   return b;
 }
 
@@ -97,9 +91,10 @@ class Checker {
   bool runAlone(const InvarianceTarget& t, const Sequence& s, SeqOutputs& out) { return run(t, {s}, 0, out, nullptr); }
 
   bool run(const InvarianceTarget& t, const std::vector<Sequence>& batch, size_t at, SeqOutputs& out, Bucket* used) {
-    const OwnedBatch b = packSequences(batch);
+    const BatchBuf packed = packSequences(batch);
+    const Batch b = packed.batch();
     Outputs o;
-    if (auto err = t.exec->run(b.view(), o, used)) return fail(t.name + ": " + err->text()), false;
+    if (auto err = t.exec->run(b, o, used)) return fail(t.name + ": " + err->text()), false;
     out.logits.assign(o.logits.begin() + b.mcu[at], o.logits.begin() + b.mcu[at + 1]);
     out.act = o.act[at];
     return true;

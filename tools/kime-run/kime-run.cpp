@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "CheckInvariance.h"
 #include "RunBatches.h"
 #include "common/AllocCounter.h"
 #include "common/Args.h"
@@ -41,6 +42,9 @@ const char* kUsage =
     "       kime-run MODEL.kime --selftest [--threads N] [--device cpu|cuda [--cuda-math tf32|f32]]\n"
     "                                   the artifact's self-test (kime-compile --selftest N) on this machine:\n"
     "                                   per bucket the largest difference from the reference; exit 1 on a failure\n"
+    "       kime-run MODEL.kime --invariance [--trials N] [--seed S] [--device cpu|cuda [--cuda-math tf32|f32]]\n"
+    "                                   per stage, random sequences alone and among random neighbours in each bucket\n"
+    "                                   (cpu: with 1 and 2 threads): the same output bytes, or exit 1\n"
     "       kime-run --reference GRAPH.json MODEL.safetensors BATCH.json   f64 reference outputs\n";
 
 // The public keys to trust: --trust's files, or else those of $KIME_TRUSTED_KEYS.
@@ -162,10 +166,11 @@ int bench(const Args& args) {
 
 int main(int argc, char** argv) {
   try {
-    Args args = Args::parse(argc, argv,
-                            {"--stage", "--threads", "--runs", "--device", "--cuda-math", "--cpu-target", "--trust"},
-                            {"--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help",
-                             "--stats", "--json", "--selftest"});
+    Args args = Args::parse(
+        argc, argv,
+        {"--stage", "--threads", "--runs", "--device", "--cuda-math", "--cpu-target", "--trust", "--trials", "--seed"},
+        {"--invariance", "--reference", "--inspect", "--bench", "--profile", "--profile-kernels", "--help", "--stats",
+         "--json", "--selftest"});
     if (args.has("--help")) {
       std::cout << kUsage;
       return 0;
@@ -177,6 +182,10 @@ int main(int argc, char** argv) {
     }
     if (args.has("--bench") && args.positional.size() == 1) return bench(args);
     if (args.has("--selftest") && args.positional.size() == 1) return selftest(args);
+    if (args.has("--invariance") && args.positional.size() == 1)
+      return kime::tools::checkInvariance(openModel(args.positional[0], args), executorOptions(args),
+                                          args.has("--trials") ? std::stoul(args.get("--trials")) : 4,
+                                          args.has("--seed") ? std::stoull(args.get("--seed")) : 1);
     if (args.positional.size() >= 2) return runBatch(args);
     std::cerr << kUsage;
     return 2;

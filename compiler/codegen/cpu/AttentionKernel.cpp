@@ -168,8 +168,14 @@ HalideKernel attentionTiles(const KernelShape& s, const AttentionSpec& a, const 
   mx.update().reorder(qi, rb).vectorize(qi);
   // Blocks outermost, each head element's sum in a register across the block's keys. (Halide
   // trims the loop over blocks to the tile's keys only in the RDom's default order, as in the
-  // first pass; here the blocks past them are each one test.)
-  num.update().reorder(qi, d, rb).vectorize(qi);
+  // first pass; here the blocks past them are each one test.) Each sum is a chain of dependent
+  // adds in key order (strict: no FMA), so several head elements at once keep the adders busy.
+  Var dO("dO"), dI("dI");
+  num.update()
+      .split(d, dO, dI, sch.headUnroll, TailStrategy::GuardWithIf)
+      .reorder(qi, dI, dO, rb)
+      .vectorize(qi)
+      .unroll(dI);
   sc1.compute_at(mx, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);
   sc1.update().reorder(qi, j, e).vectorize(qi).unroll(j);
   p.compute_at(num, rb).store_in(MemoryType::Stack).vectorize(qi).unroll(j);

@@ -168,14 +168,14 @@ void defineLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const Li
     Expr p = clamp(L.tokpos(r), 0, L.rcos.dim(1).extent() - 1);
     y = y * L.rcos(angle, p) + select(first, -partner, partner) * L.rsin(angle, p);
   }
-  // The residual and the epilogue program in the order written: the rows of a batch run through
-  // several versions of the loop (the register blocks' specialization, the shifted last group),
-  // and Halide's flags let LLVM regroup each version's adds its own way, so that a row's bits
-  // would follow its place (docs/batch.md).
-  if (l.residual) y = strict_float(L.res(L.o, L.r) + y);
-  if (!l.program.empty())
-    y = strict_float(programValue(l.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); }));
-  L.out(L.o, L.r) = y;
+  if (l.residual) y = L.res(L.o, L.r) + y;
+  if (!l.program.empty()) y = programValue(l.program, [&](int i) { return i == 0 ? y : L.in[i - 1](L.o, L.r); });
+  // The whole epilogue in the order written (int8's scales, the activation, RoPE, the residual,
+  // the program): the rows of a batch run through several versions of the loop (the register
+  // blocks' specialization, the shifted last group, the guarded rows), and Halide's flags let
+  // LLVM fuse and regroup each version's float ops its own way, so that a row's bits would
+  // follow its place (docs/batch.md). The sums over k are Funcs of their own, not in it.
+  L.out(L.o, L.r) = strict_float(y);
 }
 
 // The output's loops when blocked: tasks of row ranges times column chunks; in a task, for each

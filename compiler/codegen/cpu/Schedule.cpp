@@ -221,6 +221,9 @@ AttentionSchedule attentionSchedule(const KernelShape& s, const AttentionSpec& a
   const bool two = isa.isa != Isa::Neon && a.maxLen > isa.lanes;
   out.queries = two ? 2 * isa.lanes : isa.lanes;
   out.keyBlock = two && isa.isa == Isa::Avx2 ? 4 : 8;
+  // Four head elements' sums (chains of dependent adds, in key order) at once: within 16
+  // registers on AVX2 beside its two query vectors' exponentials and a value.
+  out.headUnroll = 4;
   return out;
 }
 
@@ -253,7 +256,8 @@ std::string describeSchedule(const KernelSpec& s, const IsaInfo& isa) {
   } else if (const AttentionSpec* spec = s.maybe<AttentionSpec>()) {
     AttentionSchedule a = attentionSchedule(s, *spec, isa);
     if (a.tiled)
-      d << "tiles of " << a.queries << " queries, key blocks of " << a.keyBlock << ", lanes " << a.lanes;
+      d << "tiles of " << a.queries << " queries, key blocks of " << a.keyBlock << ", head elements " << a.headUnroll
+        << " at once, lanes " << a.lanes;
     else
       d << "one query a task, lanes " << a.lanes << ", key lanes " << a.keyLanes;
   } else {

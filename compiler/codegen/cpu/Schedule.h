@@ -74,8 +74,9 @@ bool fewRowsChangesSchedule(const KernelSpec& spec);
 struct AttentionSchedule {
   bool tiled = false;
   int queries = 1, keyBlock = 0;
-  int lanes = 1;     // along the head
-  int keyLanes = 1;  // untiled: keys a vector (the max and the sum of exponentials)
+  int headUnroll = 1;  // tiled: head elements whose weighted sums run at once
+  int lanes = 1;       // along the head
+  int keyLanes = 1;    // untiled: keys a vector (the max and the sum of exponentials)
 };
 AttentionSchedule attentionSchedule(const KernelShape& s, const AttentionSpec& a, const IsaInfo& isa);
 

@@ -86,6 +86,8 @@ class Model {
   const std::string& name() const;
   size_t vocab() const;
   size_t types() const;
+  // The longest sequence it takes (its learned position table's rows); 0: any length.
+  size_t maxSequenceLength() const;
   // Stage names, and each stage's buckets in the order they are tried.
   std::vector<std::string> stages() const;
   // The stage to use when none is named: "serve" if the model has it, else its first stage.

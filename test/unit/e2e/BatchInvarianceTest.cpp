@@ -44,8 +44,8 @@ TEST(BatchInvariance, PackedSequencesKeepTheirOwnOutputs) {
   tooling::Sequence t = s;
   t.ids[0] = 7;
   Outputs a, b;
-  ASSERT_FALSE((*serve)->run(tooling::packSequences({s}).view(), a));
-  ASSERT_FALSE((*serve)->run(tooling::packSequences({t, s}).view(), b));
+  ASSERT_FALSE((*serve)->run(tooling::packSequences({s}).batch(), a));
+  ASSERT_FALSE((*serve)->run(tooling::packSequences({t, s}).batch(), b));
   // Sequence 1 of [t, s] is s: its bytes are s's alone; t's (sequence 0) are not.
   EXPECT_EQ(std::memcmp(a.act[0].data(), b.act[1].data(), sizeof(float) * 2), 0);
   EXPECT_NE(std::memcmp(a.act[0].data(), b.act[0].data(), sizeof(float) * 2), 0);

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kime/runtime.h"
-#include "kime/tooling/BatchFile.h"
 
 namespace kime::tooling {
 
@@ -20,7 +19,7 @@ struct Sequence {
 };
 
 // The sequences packed in order into one batch.
-OwnedBatch packSequences(const std::vector<Sequence>& seqs);
+BatchBuf packSequences(const std::vector<Sequence>& seqs);
 
 // An executor to check and the buckets of its stage, smallest first (Model::buckets).
 struct InvarianceTarget {
