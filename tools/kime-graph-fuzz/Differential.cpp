@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "checkpoint/Safetensors.h"
+#include "graph/Graph.h"
 #include "graph/ModelConfig.h"
 #include "kime/runtime.h"
 #include "kime/tooling/BatchGen.h"
@@ -125,6 +126,13 @@ void checkInvariance(const Graph& g, const std::shared_ptr<Model>& model, Execut
   const std::vector<Bucket> buckets = model->buckets("serve");
   tooling::InvarianceOptions o;
   o.vocab = size_t(g.vocab), o.types = size_t(g.types), o.maxLen = learnedPositions(g), o.trials = 3, o.seed = seed;
+  // Ids, types and lengths within the tables they index (a Graph may gather a table of fewer
+  // rows than its vocabulary by the ids), so that the sequences are ones the model takes.
+  for (const GatherLimit& l : gatherLimits(g)) {
+    if (l.index == KIME_INPUT_IDS) o.vocab = std::min(o.vocab, l.rows);
+    if (l.index == KIME_INPUT_QTYPE) o.types = std::min(o.types, l.rows);
+    if (l.index == KIME_INPUT_TOKPOS) o.maxLen = o.maxLen ? std::min(o.maxLen, l.rows) : l.rows;
+  }
   const tooling::InvarianceReport rep =
       tooling::checkBatchInvariance({{&exec, buckets, "2 threads"}, {one->get(), buckets, "1 thread"}}, o);
   r.invarianceRuns += rep.runs;

@@ -31,7 +31,7 @@ int checkInvariance(const std::shared_ptr<Model>& model, const ExecutorOptions& 
   const std::string runs = device.device == "cpu" ? "1,2 threads" : device.device + "," + device.cudaMath;
   std::printf("# %s, %s: each sequence alone, then among random neighbours in each bucket\n", model->name().c_str(),
               device.device == "cpu" ? model->cpuTarget().c_str() : device.device.c_str());
-  std::printf("%-12s %-12s %9s %6s %8s\n", "stage", "run on", "sequences", "runs", "differ");
+  std::printf("%-12s %-12s %9s %6s %8s %8s\n", "stage", "run on", "sequences", "runs", "differ", "refused");
   int status = 0;
   for (const std::string& stage : model->stages()) {
     std::vector<std::unique_ptr<Executor>> execs;
@@ -46,7 +46,8 @@ int checkInvariance(const std::shared_ptr<Model>& model, const ExecutorOptions& 
     o.vocab = model->vocab(), o.types = model->types(), o.maxLen = model->maxSequenceLength();
     o.trials = trials, o.seed = seed;
     const tooling::InvarianceReport r = tooling::checkBatchInvariance(targets, o);
-    std::printf("%-12s %-12s %9zu %6zu %8zu\n", stage.c_str(), runs.c_str(), r.sequences, r.runs, r.differing);
+    std::printf("%-12s %-12s %9zu %6zu %8zu %8zu\n", stage.c_str(), runs.c_str(), r.sequences, r.runs, r.differing,
+                r.refused);
     if (!r.failure.empty()) {
       std::fprintf(stderr, "kime-run: %s: %s\n", stage.c_str(), r.failure.c_str());
       status = 1;

@@ -39,6 +39,7 @@ struct InvarianceReport {
   size_t sequences = 0;  // sequences tried
   size_t runs = 0;       // runs whose outputs for the sequence were compared
   size_t differing = 0;  // of them, not the bytes of the sequence run alone
+  size_t refused = 0;    // runs the model refused as bad batches (its gather limits): not compared
   std::string failure;   // the first difference or error, empty when none
 };
 
