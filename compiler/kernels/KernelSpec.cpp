@@ -30,8 +30,9 @@ bool normHas(const NormSpec& n, const std::string& slot) {
 // Whether a kernel has optional slot `slot` (plan.h says when each one is there), per class.
 bool hasSlot(const EmbedSpec& e, const std::string& slot) {
   if (slot == "pos") return e.learnedPos;
+  if (slot == "pos_scale") return e.learnedPos && e.int8();
   if (slot == "tokseq" || slot == "qtype" || slot == "type") return e.typeTable;
-  return slot == "tok_scale" && e.arith == Arithmetic::int8;
+  return slot == "tok_scale" && e.int8();
 }
 bool hasSlot(const NormSpec& n, const std::string& slot) { return normHas(n, slot); }
 bool hasSlot(const LinearSpec& l, const std::string& slot) {

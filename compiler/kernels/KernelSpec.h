@@ -50,7 +50,8 @@ struct RopeSpec {
 };
 
 struct EmbedSpec {
-  // int8: the token table's storage, int8 rows with a scale a row ("tok_scale"), read back to f32.
+  // int8: the token table's and the learned position table's storage, int8 rows with a scale a
+  // row ("tok_scale", "pos_scale"), read back to f32.
   Arithmetic arith = Arithmetic::f32;
   bool typeTable = false;   // the question-type table: each token's sequence's type row
   bool learnedPos = false;  // a learned position table

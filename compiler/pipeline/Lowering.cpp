@@ -319,7 +319,9 @@ class StepBuilder {
       args.set("type", weight(k, KernelRole::type_table, WeightLayout::rows()));
     }
     e.learnedPos = bool(k.getPos());
-    if (e.learnedPos) args.set("pos", weight(k, KernelRole::pos, WeightLayout::rows()));
+    if (e.learnedPos)
+      args.set("pos", weight(k, KernelRole::pos, int8 ? WeightLayout::int8Rows() : WeightLayout::rows()));
+    if (e.learnedPos && int8) args.set("pos_scale", weight(k, KernelRole::pos, WeightLayout::int8RowScales()));
     return e;
   }
 

@@ -66,9 +66,18 @@ void parallelRows(size_t n, F f) {
 
 using PackedWeights = std::map<std::string, ref::PackedWeight>;
 using Int8Weights = std::map<std::string, int8::QuantizedWeight>;
-// The token tables stored as int8 rows (LinearArithmetic.h): each one's rows as the kernels read
-// them back, q * scale.
+// The embedding tables stored as int8 rows (LinearArithmetic.h): each one's rows as the kernels
+// read them back, q * scale.
 using Int8Tables = std::map<std::string, std::vector<double>>;
+
+// Whether node `n` gathers rows of a table by the token ids or by the tokens' positions: with
+// int8, the table's rows are read as int8 rows (LinearArithmetic.h).
+bool readsEmbeddingRows(const Graph& g, const Node& n) {
+  if (n.kind != OpKind::GatherRows) return false;
+  if (n.operands[1] == "ids") return true;
+  auto index = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const Node& m) { return m.name == n.operands[1]; });
+  return index != g.nodes.end() && index->kind == OpKind::Positions;
+}
 
 // Freed values' storage, handed out again: a large batch's intermediates are tens of MB each,
 // and fresh pages cost more than the arithmetic done on them (HugePages.h).
@@ -233,7 +242,7 @@ class Evaluator {
   Value gatherRows(size_t index, const Value& table, const Value& idx, std::optional<Error>& err) {
     Value out = matrix(idx.rows, table.cols);
     const Node& n = g_.nodes[index];
-    auto q = n.operands[1] == "ids" ? int8Tables_.find(n.operands[0]) : int8Tables_.end();
+    auto q = readsEmbeddingRows(g_, n) ? int8Tables_.find(n.operands[0]) : int8Tables_.end();
     const double* rows = q != int8Tables_.end() ? q->second.data() : table.values().data();
     for (size_t i = 0; i < idx.rows; ++i) {
       size_t r = idx.at(i);
@@ -507,11 +516,12 @@ Int8Weights quantizeLinearWeights(const Graph& g, const Checkpoint& ck) {
   return out;
 }
 
-// The token tables (weights that gather_rows reads by the ids) as int8 rows read back.
-Int8Tables quantizeTokenTables(const Graph& g, const Checkpoint& ck) {
+// The embedding tables (weights that gather_rows reads by the ids or the positions) as int8 rows
+// read back.
+Int8Tables quantizeEmbeddingTables(const Graph& g, const Checkpoint& ck) {
   Int8Tables out;
   for (const Node& n : g.nodes) {
-    if (n.kind != OpKind::GatherRows || n.operands[1] != "ids" || out.count(n.operands[0])) continue;
+    if (!readsEmbeddingRows(g, n) || out.count(n.operands[0])) continue;
     auto d =
         std::find_if(g.weights.begin(), g.weights.end(), [&](const WeightDecl& w) { return w.name == n.operands[0]; });
     if (d == g.weights.end() || d->shape.size() != 2) continue;
@@ -535,7 +545,7 @@ struct RefSession::State {
         w(owned),
         packed(packLinearWeights(g, w, &ck)),
         int8(linears == Arithmetic::int8 ? quantizeLinearWeights(g, ck) : Int8Weights{}),
-        int8Tables(linears == Arithmetic::int8 ? quantizeTokenTables(g, ck) : Int8Tables{}) {}
+        int8Tables(linears == Arithmetic::int8 ? quantizeEmbeddingTables(g, ck) : Int8Tables{}) {}
 
   const Graph& g;
   RefWeights owned;  // a checkpoint's session: its weights but those only linears read

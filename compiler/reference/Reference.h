@@ -49,9 +49,9 @@ class RefSession {
   // On a checkpoint's weights (checked against `g`, CompileError): a weight that only linears
   // read is widened straight into its packed form, with no f64 copy of it kept. `ck` need only
   // outlive the constructor. `linears` is the arithmetic the compiled linears use: with int8, the linears that take
-  // int8 compute as the int8 kernels do (quant/Int8.h), and a token table gathered by the ids is read as its int8 rows
-  // give it back (LinearArithmetic.h): what --cpu-precision int8 costs in accuracy, measured. f32 and bf16 are computed
-  // exactly (f64; bf16's rounding is what its tolerance allows for).
+  // int8 compute as the int8 kernels do (quant/Int8.h), and a table gathered by the ids or positions is read as its
+  // int8 rows give it back (LinearArithmetic.h): what --cpu-precision int8 costs in accuracy, measured. f32 and bf16
+  // are computed exactly (f64; bf16's rounding is what its tolerance allows for).
   RefSession(const Graph& g, const Checkpoint& ck, Arithmetic linears = Arithmetic::f32);
   ~RefSession();
   [[nodiscard]] std::optional<Error> evaluate(const Batch& batch, RefOutputs& out);
@@ -73,7 +73,7 @@ struct Tolerance {
 constexpr Tolerance kF32Tolerance{1e-4, 1e-4};
 constexpr Tolerance kBf16Tolerance{2e-2, 1e-2};
 constexpr Tolerance kTf32Tolerance{1e-2, 1e-2};
-// int8 linears and token table (--cpu-precision int8): about 1.5 times the largest error
+// int8 linears and embedding tables (--cpu-precision int8): about 1.5 times the largest error
 // kime-int8-error measured on the golden, example and base models (0.064 on outputs up to 3.2,
 // where 0.26 is allowed; bench/NOTES.md).
 constexpr Tolerance kInt8Tolerance{1e-1, 5e-2};

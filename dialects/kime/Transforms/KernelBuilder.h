@@ -48,10 +48,11 @@ inline bool isTokenIds(Value v) {
   return isa<BlockArgument>(v) && s.dtype == ::kime::shapes::DType::U32 && s.dims[0].sym == ::kime::shapes::Sym::T;
 }
 
-// With int8 asked for, a token table (a weight gathered by the token ids) is stored as int8
-// rows (LinearArithmetic.h); f32 otherwise.
+// With int8 asked for, an embedding table (a weight gathered by the token ids or by the tokens'
+// positions) is stored as int8 rows (LinearArithmetic.h); f32 otherwise.
 inline Arithmetic tableArithmetic(Value table, Value index, Arithmetic asked) {
-  return asked == Arithmetic::int8 && isWeight(table) && isTokenIds(index) ? Arithmetic::int8 : Arithmetic::f32;
+  const bool embedding = isTokenIds(index) || index.getDefiningOp<PositionsOp>();
+  return asked == Arithmetic::int8 && isWeight(table) && embedding ? Arithmetic::int8 : Arithmetic::f32;
 }
 
 inline bool isElementwise(Operation* op) { return op && isa<EltwiseOpInterface>(op); }

@@ -25,7 +25,7 @@ extern "C" {
  * eltwise, rope), the markers and mcu inputs, a SwiGLU's biases apart, the gather limits. 4: the
  * pool class; eltwise programs as words ("x in1 mul silu"). 5: the manifest, self-test and
  * source sections as FlatBuffers, by the schemas in runtime/schema (until 4: JSON). */
-#define KIME_FORMAT_VERSION 5u
+#define KIME_FORMAT_VERSION 6u
 
 /* Section names: the manifest, the packed weights, and the code: "code.cpu.<target>" (target:
  * kime_cpu_target_names) and "code.ptx.<math>.<arch>" (math: kime_cuda_math_names, arch: sm_80,
@@ -181,7 +181,8 @@ typedef struct kime_arg_slot {
 
 /* Per class, the slots in call order; the output ("out") is last. Which optional slots a kernel
  * has follows from its spec: embed "tokseq" / "qtype" / "type" with a type table, "pos" with
- * learned positions, "tok_scale" with an int8 token table (its rows' scales: [vocab]); norm and head "norm_bias" with
+ * learned positions, "tok_scale" with an int8 token table (its rows' scales: [vocab]), "pos_scale" with int8 learned
+ * positions (their rows' scales: [positions]); norm and head "norm_bias" with
  * layer norm, head "norm_weight" with any norm; linear "bias" / "bias_up" with biases (each on its
  * own), "weight_up" with SwiGLU, "weight_scale" (and "weight_up_scale" with SwiGLU) with int8
  * weights (each output column's scale, then its correction for the inputs' u8 offset: [2, out]), "tokpos" / "rope_cos"
@@ -190,10 +191,11 @@ typedef struct kime_arg_slot {
  * linear and eltwise "in1".."in3" as their program reads them (a linear's epilogue program: its input 0 is the linear's
  * value after bias, activation, RoPE and residual). */
 #define KIME_F32_ KIME_DTYPE_F32
-static const kime_arg_slot kime_embed_slots[] = {
-    {"ids", KIME_DTYPE_U32, 0},  {"tokseq", KIME_DTYPE_I32, 1}, {"tokpos", KIME_DTYPE_I32, 0},
-    {"qtype", KIME_DTYPE_U8, 1}, {"tok", KIME_F32_, 0},         {"tok_scale", KIME_F32_, 1},
-    {"type", KIME_F32_, 1},      {"pos", KIME_F32_, 1},         {"out", KIME_F32_, 0}};
+static const kime_arg_slot kime_embed_slots[] = {{"ids", KIME_DTYPE_U32, 0},    {"tokseq", KIME_DTYPE_I32, 1},
+                                                 {"tokpos", KIME_DTYPE_I32, 0}, {"qtype", KIME_DTYPE_U8, 1},
+                                                 {"tok", KIME_F32_, 0},         {"tok_scale", KIME_F32_, 1},
+                                                 {"type", KIME_F32_, 1},        {"pos", KIME_F32_, 1},
+                                                 {"pos_scale", KIME_F32_, 1},   {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_norm_slots[] = {
     {"x", KIME_F32_, 0}, {"norm_weight", KIME_F32_, 0}, {"norm_bias", KIME_F32_, 1}, {"out", KIME_F32_, 0}};
 static const kime_arg_slot kime_linear_slots[] = {{"x", KIME_F32_, 0},

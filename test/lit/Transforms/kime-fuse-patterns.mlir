@@ -66,20 +66,24 @@ func.func @norm_for_head_and_linear(%x: !kime.tensor<[T:32, 16], f32>, %cu: !kim
 // CHECK-LABEL: func.func @embed_without_types
 // CHECK: kime.embed_kernel "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos(%{{.+}} : !kime.tensor<[32, 8], f32>) :
 // CHECK: kime.gather_kernel "alone"
-// With int8, a token table (a weight gathered by the ids) is int8 rows, the embed kernel's and the
-// lone gather's; the position table the embed kernel reads too stays f32 (LinearArithmetic.h):
+// With int8, an embedding table (a weight gathered by the ids or by the positions) is int8 rows:
+// the embed kernel's token and position tables (arith(int8) says both) and the lone gathers'
+// (LinearArithmetic.h):
 // INT8-LABEL: func.func @embed_without_types
 // INT8: kime.embed_kernel "sum" ids(%arg0 : {{.*}}) tok_table(%{{.+}} : !kime.tensor<[16, 8], f32>) pos({{.*}}) arith(int8) :
-// INT8: kime.gather_kernel "alone" x(%{{.+}} : !kime.tensor<[16, 8], f32>) index(%arg0 : {{.*}}) arith(int8) gather(rows)
-func.func @embed_without_types(%ids: !kime.tensor<[T:32], ui32>, %cu: !kime.tensor<[S+1:5], ui32>) -> (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>)
+// INT8-DAG: kime.gather_kernel "alone" x(%{{.+}} : !kime.tensor<[16, 8], f32>) index(%arg0 : {{.*}}) arith(int8) gather(rows)
+// INT8-DAG: kime.gather_kernel "pos.alone" x(%{{.+}} : !kime.tensor<[32, 8], f32>) index(%{{.+}} : {{.*}}) arith(int8) gather(rows)
+func.func @embed_without_types(%ids: !kime.tensor<[T:32], ui32>, %cu: !kime.tensor<[S+1:5], ui32>) -> (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>)
     attributes {kime.bucket = array<i64: 32, 4, 8>} {
   %tok = kime.weight "embed.tok" : () -> !kime.tensor<[16, 8], f32>
   %pt = kime.weight "embed.pos" : () -> !kime.tensor<[32, 8], f32>
+  %pt2 = kime.weight "embed.pos2" : () -> !kime.tensor<[32, 8], f32>
   %t2 = kime.weight "embed.tok2" : () -> !kime.tensor<[16, 8], f32>
   %p = kime.positions "positions"(%cu) : (!kime.tensor<[S+1:5], ui32>) -> !kime.tensor<[T:32], ui32>
   %pr = kime.gather_rows "pos.rows"(%pt, %p) : (!kime.tensor<[32, 8], f32>, !kime.tensor<[T:32], ui32>) -> !kime.tensor<[T:32, 8], f32>
   %tr = kime.gather_rows "tok.rows"(%tok, %ids) : (!kime.tensor<[16, 8], f32>, !kime.tensor<[T:32], ui32>) -> !kime.tensor<[T:32, 8], f32>
   %s = kime.add "sum"(%pr, %tr) : (!kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>) -> !kime.tensor<[T:32, 8], f32>
   %a = kime.gather_rows "alone"(%t2, %ids) : (!kime.tensor<[16, 8], f32>, !kime.tensor<[T:32], ui32>) -> !kime.tensor<[T:32, 8], f32>
-  return %s, %a : !kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>
+  %b = kime.gather_rows "pos.alone"(%pt2, %p) : (!kime.tensor<[32, 8], f32>, !kime.tensor<[T:32], ui32>) -> !kime.tensor<[T:32, 8], f32>
+  return %s, %a, %b : !kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>, !kime.tensor<[T:32, 8], f32>
 }

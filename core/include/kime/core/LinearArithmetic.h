@@ -35,8 +35,9 @@ constexpr Arithmetic linearArithmetic(Arithmetic asked, int64_t outs, int64_t in
   return Arithmetic::f32;
 }
 
-// int8 token tables: with int8, a weight that gather_rows reads by the token ids (an embed
-// kernel's token table, or a gather kernel's) is stored as int8 rows, each symmetric with its
+// int8 embedding tables: with int8, a weight that gather_rows reads by the token ids or by the
+// tokens' positions (an embed kernel's token table or learned position table, or a gather
+// kernel's) is stored as int8 rows, each symmetric with its
 // own scale (compiler/quant/Int8.h's rule for a weight's row), and each gathered row is read back
 // to f32 (q * scale): a quarter of the table's bytes, and everything computed from the rows stays
 // f32. Other gathers of the same weight (and a linear that shares it) read it as before.
