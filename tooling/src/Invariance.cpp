@@ -28,8 +28,9 @@ struct SeqOutputs {
   std::vector<float> logits;
   std::array<float, 2> act{};
   bool operator==(const SeqOutputs& o) const {
+    // memcmp is not given the null data() of an empty vector (a sequence without markers).
     return logits.size() == o.logits.size() &&
-           std::memcmp(logits.data(), o.logits.data(), logits.size() * sizeof(float)) == 0 &&
+           (logits.empty() || std::memcmp(logits.data(), o.logits.data(), logits.size() * sizeof(float)) == 0) &&
            std::memcmp(act.data(), o.act.data(), sizeof act) == 0;
   }
 };
