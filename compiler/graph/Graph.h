@@ -116,6 +116,9 @@ const std::vector<InputDecl>& graphInputs();
 // by positions); 0 when it has none.
 size_t learnedPositions(const Graph& g);
 
+// Whether `n` gathers a table's rows by the tokens' positions (a positions node's result).
+bool gathersByPositions(const Graph& g, const Node& n);
+
 // The gathers whose index a batch may take past their table, in node order: those by cu, mcu
 // or markers, and those by token ids, types or positions whose table has fewer rows than the
 // vocabulary, the types or the learned positions (checkBatch's limits) allow.

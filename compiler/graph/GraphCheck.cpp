@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -81,13 +82,17 @@ const std::vector<InputDecl>& graphInputs() {
   return inputs;
 }
 
+bool gathersByPositions(const Graph& g, const Node& n) {
+  if (n.kind != OpKind::GatherRows) return false;
+  return std::any_of(g.nodes.begin(), g.nodes.end(),
+                     [&](const Node& p) { return p.kind == OpKind::Positions && p.name == n.operands[1]; });
+}
+
 size_t learnedPositions(const Graph& g) {
   for (const Node& n : g.nodes) {
-    if (n.kind != OpKind::GatherRows) continue;
-    for (const Node& p : g.nodes)
-      if (p.kind == OpKind::Positions && n.operands[1] == p.name)
-        for (const WeightDecl& w : g.weights)
-          if (w.name == n.operands[0]) return size_t(w.shape[0]);
+    if (!gathersByPositions(g, n)) continue;
+    for (const WeightDecl& w : g.weights)
+      if (w.name == n.operands[0]) return size_t(w.shape[0]);
   }
   return 0;
 }

@@ -73,10 +73,7 @@ using Int8Tables = std::map<std::string, std::vector<double>>;
 // Whether node `n` gathers rows of a table by the token ids or by the tokens' positions: with
 // int8, the table's rows are read as int8 rows (LinearArithmetic.h).
 bool readsEmbeddingRows(const Graph& g, const Node& n) {
-  if (n.kind != OpKind::GatherRows) return false;
-  if (n.operands[1] == "ids") return true;
-  auto index = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const Node& m) { return m.name == n.operands[1]; });
-  return index != g.nodes.end() && index->kind == OpKind::Positions;
+  return (n.kind == OpKind::GatherRows && n.operands[1] == "ids") || gathersByPositions(g, n);
 }
 
 // Freed values' storage, handed out again: a large batch's intermediates are tens of MB each,

@@ -17,6 +17,13 @@ inline Halide::Expr rowOf(Halide::Expr i, const Halide::ImageParam& table) {
   return Halide::clamp(Halide::cast<int>(i), 0, table.dim(1).extent() - 1);
 }
 
+// Column c of `table`'s row `row` as f32: an int8 table's values times the row's scale
+// (LinearArithmetic.h's int8 embedding tables), or the f32 value.
+inline Halide::Expr tableValue(const Halide::ImageParam& table, const Halide::ImageParam& scale, bool int8,
+                               Halide::Expr c, Halide::Expr row) {
+  return int8 ? Halide::cast<float>(table(c, row)) * scale(row) : table(c, row);
+}
+
 // Per row r, the sum over k < width of term(k, r): `lanes` partial sums in one vector (vertical
 // adds), then one sum across them (not a scalar loop over k).
 Halide::Func rowSum(const std::string& name, const std::function<Halide::Expr(Halide::Expr, Halide::Var)>& term,

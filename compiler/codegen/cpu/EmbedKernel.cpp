@@ -14,12 +14,9 @@ HalideKernel embedKernel(const KernelShape& s, const EmbedSpec& e, const RowSche
   Func out("embed");
   Expr seq = clamp(tokseq(r), 0, qtype.dim(0).extent() - 1);
   Expr row = rowOf(ids(r), tok);
-  Expr v = e.int8() ? cast<float>(tok(c, row)) * tokScale(row) : tok(c, row);
+  Expr v = tableValue(tok, tokScale, e.int8(), c, row);
   if (e.typeTable) v += type(c, rowOf(qtype(seq), type));
-  if (e.learnedPos) {
-    Expr p = rowOf(tokpos(r), pos);
-    v += e.int8() ? cast<float>(pos(c, p)) * posScale(p) : pos(c, p);
-  }
+  if (e.learnedPos) v += tableValue(pos, posScale, e.int8(), c, rowOf(tokpos(r), pos));
   out(c, r) = v;
 
   out.bound(c, 0, int(s.out));

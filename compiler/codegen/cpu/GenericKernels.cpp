@@ -1,5 +1,7 @@
 #include "GenericKernels.h"
 
+#include "ClassKernels.h"
+
 #include <cmath>
 #include <functional>
 
@@ -56,14 +58,14 @@ Expr programValue(const eltwise::Program& program, const std::function<Expr(int)
 // Row r of the output is x's row index[r], or zeros where the index is -1 (an empty sequence's
 // first row); an index is clamped into x, so no batch can read past it (the batch checks and the
 // gather limits refuse one that would).
-// An int8 token table's row is its int8 values times the row's scale.
+// An int8 embedding table's row is its int8 values times the row's scale.
 HalideKernel gatherKernel(const KernelShape& s, const GatherSpec& g, const RowSchedule& sch) {
   ImageParam x(g.int8() ? Int(8) : Float(32), 2, "x"), xScale(Float(32), 1, "x_scale"), index(Int(32), 1, "index"),
       indexU8(UInt(8), 1, "index_u8");
   Var c("c"), r("r");
   Expr i = g.indexU8 ? cast<int>(indexU8(r)) : index(r);
   Expr row = clamp(i, 0, x.dim(1).extent() - 1);
-  Expr value = g.int8() ? cast<float>(x(c, row)) * xScale(row) : x(c, row);
+  Expr value = tableValue(x, xScale, g.int8(), c, row);
   Func out("gather");
   out(c, r) = select(i >= 0, value, 0.0f);
   scheduleRows(out, c, r, s.out, sch);
