@@ -16,8 +16,9 @@
 #              BF16=0 to leave out the bf16 columns (kime-compile --cpu-precision bf16, an opt-in
 #              timed beside the default f32 where the CPU has AVX512-BF16); INT8=0 to leave out
 #              the int8 tables: kime-compile --cpu-precision int8 on each of its x86 code paths
-#              this CPU runs (AVX2, AVX-512, AVX512-VNNI) beside kime f32 and ORT's int8 path
-#              (bench/onnx_int8.py).
+#              this CPU runs (AVX2, AVX-512, AVX512-VNNI), and --cpu-precision int8pairs on AVX2,
+#              beside kime f32 and ORT's int8 path (bench/onnx_int8.py) on the same ISA: AVX2
+#              against ORT's int8 with CPUID masked to AVX2 where it can be.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 configs=("${@:-small base}")
@@ -90,13 +91,20 @@ PY
       "$bin/kime-compile" "$case_dir/graph.json" --weights "$case_dir/model.safetensors" \
         --buckets "$case_dir/buckets.json" --cpu-precision int8 -o "$case_dir/model-int8.kime" \
         -j "$(nproc)" 2> "$case_dir/compile-int8.log"
+    # int8pairs: int8 with its weights bounded in pairs, for AVX2's vpmaddubsw (quant/Int8.h).
+    [ -f "$case_dir/model-int8pairs.kime" ] && [ "$case_dir/model-int8pairs.kime" -nt "$bin/kime-compile" ] ||
+      "$bin/kime-compile" "$case_dir/graph.json" --weights "$case_dir/model.safetensors" \
+        --buckets "$case_dir/buckets.json" --cpu-precision int8pairs --target x86-64-avx2 \
+        -o "$case_dir/model-int8pairs.kime" -j "$(nproc)" 2> "$case_dir/compile-int8pairs.log"
   fi
   for t in "${targets[@]}"; do : > "$case_dir/kime-$t.txt"; done
   for t in "${int8_targets[@]}"; do : > "$case_dir/kime-int8-$t.txt"; done
+  : > "$case_dir/kime-int8pairs-x86-64-avx2.txt"
   : > "$case_dir/kime-bf16.txt"
   : > "$case_dir/ort.jsonl"
   : > "$case_dir/ort-avx2.jsonl"
   : > "$case_dir/ort-int8.jsonl"
+  : > "$case_dir/ort-int8-avx2.jsonl"
   peers=0 ort_int8=0
   if [ -n "${KIME_PEERS:-}" ] && [ -d "$KIME_PEERS/node/node_modules/onnxruntime-node" ]; then
     (cd "$KIME_PEERS" && /usr/bin/python3 export_onnx.py "$case_dir" > "$case_dir/export.log" 2>&1)
@@ -122,10 +130,14 @@ PY
         "$bin/kime-run" "$case_dir/model-int8.kime" --cpu-target "$t" --bench --stage "s$s" --threads "$threads" \
           --runs $runs --profile >> "$case_dir/kime-int8-$t.txt"
       done
+      [ "${#int8_targets[@]}" = 0 ] || "$bin/kime-run" "$case_dir/model-int8pairs.kime" --cpu-target x86-64-avx2 \
+        --bench --stage "s$s" --threads "$threads" --runs $runs --profile >> "$case_dir/kime-int8pairs-x86-64-avx2.txt"
       [ "$peers" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort.jsonl")
       [ "$ort_int8" = 0 ] || (cd "$KIME_PEERS" && node bench_ort.js "$case_dir/int8" "$s" >> "$case_dir/ort-int8.jsonl")
       [ "$peers" = 0 ] || [ "$ort_avx2" = 0 ] ||
         (cd "$KIME_PEERS" && LD_PRELOAD="$out/avx2_only.so" node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort-avx2.jsonl")
+      [ "$ort_int8" = 0 ] || [ "$ort_avx2" = 0 ] || (cd "$KIME_PEERS" &&
+        LD_PRELOAD="$out/avx2_only.so" node bench_ort.js "$case_dir/int8" "$s" >> "$case_dir/ort-int8-avx2.jsonl")
     done
   done
   python3 - "$case_dir" "$out/peaks.txt" "${targets[*]}" "${int8_targets[*]}" $shapes <<'PY'
@@ -227,11 +239,14 @@ if ort_int8:
         print(f"{s:>7} {o8:11.2f} " + (f"{o32:10.2f} {o32 / o8:7.2f}x" if o32 else f"{'-':>10} {'-':>8}") + " " +
               (f"{k:11.2f} {k / o8:8.2f}x" if k else f"{'-':>11} {'-':>9}"))
 # kime int8 (--cpu-precision int8), each of its paths beside kime f32 on the same ISA (AVX-512's
-# for VNNI) and ORT's int8 path, all in the same rounds.
-for t in int8_targets:
-    rounds = kime_rounds(f"{case}/kime-int8-{t}.txt")
+# for VNNI) and ORT's int8 path on the same ISA (its AVX2 kernels under bench/avx2_only.c for
+# kime's AVX2 path, where CPUID could be masked), all in the same rounds; then int8pairs on AVX2.
+ort_int8_avx2 = ort_runs(f"{case}/ort-int8-avx2.jsonl")
+def int8_table(precision, t, rounds):
     f32 = kime_rounds(f"{case}/kime-{t if t in targets else 'x86-64-avx512'}.txt")
-    print(f"\n### kime int8 (--cpu-precision int8), {t}; ORT int8: {native}")
+    peer = ort_int8_avx2 if t == "x86-64-avx2" and ort_int8_avx2 else ort_runs(f"{case}/ort-int8.jsonl")
+    peer_name = "its AVX2 kernels (CPUID masked: bench/avx2_only.c)" if peer is ort_int8_avx2 else native
+    print(f"\n### kime int8 (--cpu-precision {precision}), {t}; ORT int8: {peer_name}")
     print(f"{'S x L':>7} {'int8 ms':>8} {'f32 ms':>8} {'f32/int8':>8} {'ORT int8':>8} {'ORT/kime':>8} {'rounds':>9} "
           f"{'allocs':>6}")
     for s in shapes:
@@ -240,11 +255,16 @@ for t in int8_targets:
             continue
         ms, _, allocs, prof, each = rounds[(S, L)]
         k32 = f32.get((S, L), (None,))[0]
-        o8 = ort_int8.get((S, L))
+        o8 = median(peer[(S, L)]) if peer.get((S, L)) else None
         print(f"{s:>7} {ms:8.2f} " + (f"{k32:8.2f} {k32 / ms:7.2f}x" if k32 else f"{'-':>8} {'-':>8}") + " " +
               (f"{o8:8.2f} {o8 / ms:7.2f}x" if o8 else f"{'-':>8} {'-':>8}") +
-              f" {spread(ort_runs(f'{case}/ort-int8.jsonl'), each, (S, L)):>9} {allocs:>6}")
+              f" {spread(peer, each, (S, L)):>9} {allocs:>6}")
         if prof:
             print(f"{'':>7} {prof}")
+for t in int8_targets:
+    int8_table("int8", t, kime_rounds(f"{case}/kime-int8-{t}.txt"))
+pairs = kime_rounds(f"{case}/kime-int8pairs-x86-64-avx2.txt")
+if pairs:
+    int8_table("int8pairs", "x86-64-avx2", pairs)
 PY
 done

@@ -90,7 +90,9 @@ struct LinearSpec {
   eltwise::Program program;  // the epilogue (its input 0: the value after bias .. residual)
 
   bool bf16() const { return arith == Arithmetic::bf16; }
-  bool int8() const { return arith == Arithmetic::int8; }
+  bool int8() const { return isInt8(arith); }
+  // int8pairs: each pair of a column's weights (inputs 2p, 2p + 1) within 128 in |w| (quant/Int8.h).
+  bool int8Pairs() const { return arith == Arithmetic::int8pairs; }
   auto fields() const {
     return std::tie(act, bias, biasUp, residual, panel, weightRows, arith, fewRows, rope.heads, rope.interleaved,
                     rope.theta, rope.rows, program);

@@ -343,7 +343,7 @@ class StepBuilder {
     // Interleaved RoPE columns: the weights' and biases' columns in that order (WeightPacker).
     const int64_t ropeHead = l.rope.interleaved ? hd : 0;
     const WeightLayout layout = l.weightRows ? WeightLayout::rows()
-                                : l.int8()   ? WeightLayout::int8Panels(ropeHead)
+                                : l.int8()   ? WeightLayout::int8Panels(l.int8Pairs(), ropeHead)
                                 : l.panel    ? WeightLayout::panels(l.bf16(), ropeHead)
                                              : WeightLayout::transposed(ropeHead);
     args.set("weight", weight(k, KernelRole::weight, layout));
@@ -353,9 +353,9 @@ class StepBuilder {
     l.biasUp = bool(k.getBiasUp());
     if (l.biasUp) args.set("bias_up", weight(k, KernelRole::bias_up, WeightLayout::rows(ropeHead)));
     if (l.int8()) {
-      args.set("weight_scale", weight(k, KernelRole::weight, WeightLayout::int8Scales(ropeHead)));
-      if (k.getWeightUp())
-        args.set("weight_up_scale", weight(k, KernelRole::weight_up, WeightLayout::int8Scales(ropeHead)));
+      const WeightLayout scales = WeightLayout::int8Scales(l.int8Pairs(), ropeHead);
+      args.set("weight_scale", weight(k, KernelRole::weight, scales));
+      if (k.getWeightUp()) args.set("weight_up_scale", weight(k, KernelRole::weight_up, scales));
     }
     if (l.rope.heads) ropeArgs(k, s, l.rope, hd, args);
     l.residual = bool(k.getResidual());

@@ -13,6 +13,7 @@ Tolerance cpuTolerance(const CompileOptions& o) {
     case Arithmetic::bf16:
       return kBf16Tolerance;
     case Arithmetic::int8:
+    case Arithmetic::int8pairs:
       return kInt8Tolerance;
     case Arithmetic::f32:
       break;
@@ -39,7 +40,7 @@ Arithmetic parseCpuPrecision(const std::string& name) {
 PrecisionTargets precisionTargets(Arithmetic precision) {
   auto name = [](kime_cpu_target t) { return std::string(kime_cpu_target_names[t]); };
   if (precision == Arithmetic::bf16) return {{cpu::kBf16Target}, {}};
-  if (precision == Arithmetic::int8)
+  if (isInt8(precision))
     return {{name(KIME_CPU_X86_64_AVX2), name(KIME_CPU_X86_64_AVX512), cpu::kInt8Target},
             {name(KIME_CPU_ARM_64), name(KIME_CPU_ARM_64_DOTPROD)}};
   return {defaultCpuTargets(), {name(KIME_CPU_ARM_64)}};

@@ -1,4 +1,4 @@
-// The CPU precision policy (--cpu-precision f32, bf16 or int8): which targets read which
+// The CPU precision policy (--cpu-precision f32, bf16, int8 or int8pairs): which targets read which
 // weights, what the outputs are held to, what may be combined.
 #ifndef KIME_PIPELINE_PRECISION_H
 #define KIME_PIPELINE_PRECISION_H

@@ -25,10 +25,10 @@ int64_t elementBytes(const PackedWeight& w) {
 
 // An int8 weight [o, k] (quant/Int8.h): its quads in panels, column i, input j at panel i / P,
 // quad j / 4, then column i % P, then j % 4; or (`scales`) each column's scale, then its row sum.
-void packInt8(PackedWeight& w, int64_t o, int64_t k, bool scales) {
+void packInt8(PackedWeight& w, int64_t o, int64_t k, bool scales, bool pairs) {
   const int64_t P = kWeightPanel;
   if (o % P != 0 || k % 4 != 0) throw CompileError("internal: int8 quads of a weight of partial panels or quads");
-  const int8::QuantizedWeight q = int8::quantizeWeight(w.values.data(), size_t(o), size_t(k));
+  const int8::QuantizedWeight q = int8::quantizeWeight(w.values.data(), size_t(o), size_t(k), pairs);
   std::vector<float> v(scales ? size_t(2 * o) : w.values.size());
   if (scales) {
     for (int64_t i = 0; i < o; ++i) v[size_t(i)] = q.scale[size_t(i)], v[size_t(o + i)] = float(q.rowSum[size_t(i)]);
@@ -45,7 +45,7 @@ void packInt8(PackedWeight& w, int64_t o, int64_t k, bool scales) {
 // A token table [rows, width] as int8 rows (quant/Int8.h, each row its own channel), or
 // (`scales`) each row's scale.
 void packInt8Rows(PackedWeight& w, int64_t rows, int64_t width, bool scales) {
-  int8::QuantizedWeight q = int8::quantizeWeight(w.values.data(), size_t(rows), size_t(width));
+  int8::QuantizedWeight q = int8::quantizeTable(w.values.data(), size_t(rows), size_t(width));
   if (scales) {
     w.values = std::move(q.scale);
     w.shape = {rows};
@@ -79,11 +79,11 @@ std::string WeightLayout::name() const {
   std::string n = kind == Kind::Rows            ? "rows"
                   : kind == Kind::Transposed    ? "transposed"
                   : kind == Kind::Table         ? "table" + std::to_string(tableRows)
-                  : kind == Kind::Int8Scales    ? "scales.i8"
+                  : kind == Kind::Int8Scales    ? int8Pairs ? "scales.i8pairs" : "scales.i8"
                   : kind == Kind::Int8Rows      ? "rows.i8"
                   : kind == Kind::Int8RowScales ? "rowscales.i8"
                   : pairs                       ? "pairs.bf16"
-                  : quads                       ? "quads.i8"
+                  : quads                       ? int8Pairs ? "quads.i8pairs" : "quads.i8"
                                                 : "panels";
   return ropeHead ? n + ":rope" + std::to_string(ropeHead) : n;
 }
@@ -109,7 +109,7 @@ int64_t WeightPacker::use(const std::string& name, const WeightLayout& layout) {
     throw CompileError("internal: panels of " + std::to_string(layout.panel) + " columns");
   if ((layout.kind == Kind::Panels && layout.quads) || layout.kind == Kind::Int8Scales) {
     if (t->shape.size() != 2) throw CompileError("internal: int8 quads of a weight of rank != 2");
-    packInt8(w, t->shape[0], t->shape[1], layout.kind == Kind::Int8Scales);
+    packInt8(w, t->shape[0], t->shape[1], layout.kind == Kind::Int8Scales, layout.int8Pairs);
   } else if (layout.kind == Kind::Int8Rows || layout.kind == Kind::Int8RowScales) {
     if (t->shape.size() != 2) throw CompileError("internal: int8 rows of a weight of rank != 2");
     packInt8Rows(w, t->shape[0], t->shape[1], layout.kind == Kind::Int8RowScales);

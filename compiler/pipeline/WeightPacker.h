@@ -32,15 +32,18 @@ struct WeightLayout {
   int64_t ropeHead = 0;   // the columns (rows as stored) interleaved for RoPE in heads of this size (KernelSpec.h)
   int64_t tableRows = 0;  // Table: its rows
   bool quads = false;  // Panels: in int8, four consecutive inputs of a column side by side: [out / P * in / 4, P * 4]
+  bool int8Pairs = false;  // quads and Int8Scales: the weight quantized with its pairs bounded (quant/Int8.h)
 
   static WeightLayout rows(int64_t ropeHead = 0) { return {Kind::Rows, 0, false, ropeHead, 0}; }
   static WeightLayout transposed(int64_t ropeHead = 0) { return {Kind::Transposed, 0, false, ropeHead, 0}; }
   static WeightLayout panels(bool pairs, int64_t ropeHead = 0);
   static WeightLayout table(int64_t rows) { return {Kind::Table, 0, false, 0, rows}; }
-  static WeightLayout int8Panels(int64_t ropeHead = 0) {
-    return {Kind::Panels, kWeightPanel, false, ropeHead, 0, true};
+  static WeightLayout int8Panels(bool int8Pairs, int64_t ropeHead) {
+    return {Kind::Panels, kWeightPanel, false, ropeHead, 0, true, int8Pairs};
   }
-  static WeightLayout int8Scales(int64_t ropeHead = 0) { return {Kind::Int8Scales, 0, false, ropeHead, 0}; }
+  static WeightLayout int8Scales(bool int8Pairs, int64_t ropeHead) {
+    return {Kind::Int8Scales, 0, false, ropeHead, 0, false, int8Pairs};
+  }
   static WeightLayout int8Rows() { return {Kind::Int8Rows, 0, false, 0, 0}; }
   static WeightLayout int8RowScales() { return {Kind::Int8RowScales, 0, false, 0, 0}; }
 
@@ -49,11 +52,12 @@ struct WeightLayout {
     return pairs ? KIME_DTYPE_BF16 : quads || kind == Kind::Int8Rows ? KIME_DTYPE_I8 : KIME_DTYPE_F32;
   }
   // The manifest's spelling: "rows", "transposed", "panels", "pairs.bf16", "quads.i8", "scales.i8",
-  // "rows.i8", "rowscales.i8" or "table<rows>", then ":rope<hd>" for interleaved RoPE columns.
+  // "rows.i8", "rowscales.i8" or "table<rows>" (int8 pairs: "quads.i8pairs", "scales.i8pairs"),
+  // then ":rope<hd>" for interleaved RoPE columns.
   std::string name() const;
   bool operator==(const WeightLayout& o) const {
     return kind == o.kind && panel == o.panel && pairs == o.pairs && ropeHead == o.ropeHead &&
-           tableRows == o.tableRows && quads == o.quads;
+           tableRows == o.tableRows && quads == o.quads && int8Pairs == o.int8Pairs;
   }
 };
 

@@ -503,12 +503,12 @@ RefWeights widenUnpacked(const Graph& g, const Checkpoint& c) {
 }
 
 // The weights of the linears that take int8 (int8::takesInt8), quantized from the checkpoint.
-Int8Weights quantizeLinearWeights(const Graph& g, const Checkpoint& ck) {
+Int8Weights quantizeLinearWeights(const Graph& g, const Checkpoint& ck, bool pairs) {
   Int8Weights out;
   for (const WeightDecl* d : linearWeights(g)) {
     const size_t rows = size_t(d->shape[0]), cols = size_t(d->shape[1]);
     if (int8::takesInt8(rows, cols))
-      out.emplace(d->name, int8::quantizeWeight(ck.find(d->name)->toFloat().data(), rows, cols));
+      out.emplace(d->name, int8::quantizeWeight(ck.find(d->name)->toFloat().data(), rows, cols, pairs));
   }
   return out;
 }
@@ -523,7 +523,7 @@ Int8Tables quantizeEmbeddingTables(const Graph& g, const Checkpoint& ck) {
         std::find_if(g.weights.begin(), g.weights.end(), [&](const WeightDecl& w) { return w.name == n.operands[0]; });
     if (d == g.weights.end() || d->shape.size() != 2) continue;
     const size_t rows = size_t(d->shape[0]), cols = size_t(d->shape[1]);
-    const int8::QuantizedWeight q = int8::quantizeWeight(ck.find(d->name)->toFloat().data(), rows, cols);
+    const int8::QuantizedWeight q = int8::quantizeTable(ck.find(d->name)->toFloat().data(), rows, cols);
     std::vector<double> v(rows * cols);
     for (size_t i = 0; i < v.size(); ++i) v[i] = double(float(q.q[i]) * q.scale[i / cols]);
     out.emplace(d->name, std::move(v));
@@ -541,8 +541,8 @@ struct RefSession::State {
         owned(widenUnpacked(g, ck)),
         w(owned),
         packed(packLinearWeights(g, w, &ck)),
-        int8(linears == Arithmetic::int8 ? quantizeLinearWeights(g, ck) : Int8Weights{}),
-        int8Tables(linears == Arithmetic::int8 ? quantizeEmbeddingTables(g, ck) : Int8Tables{}) {}
+        int8(isInt8(linears) ? quantizeLinearWeights(g, ck, linears == Arithmetic::int8pairs) : Int8Weights{}),
+        int8Tables(isInt8(linears) ? quantizeEmbeddingTables(g, ck) : Int8Tables{}) {}
 
   const Graph& g;
   RefWeights owned;  // a checkpoint's session: its weights but those only linears read

@@ -48,7 +48,7 @@ static cl::opt<bool> update(
 static cl::list<std::string> targets(cl::cat(kime::tools::toolOptions()), "target",
                                      cl::desc("CPU targets: x86-64-avx2, x86-64-avx512, arm-64, x86-64-avx512bf16 "
                                               "(--cpu-precision bf16 only), x86-64-avx512vnni (--cpu-precision int8 "
-                                              "only); comma separated or repeated"),
+                                              "or int8pairs only); comma separated or repeated"),
                                      cl::CommaSeparated, cl::value_desc("target"));
 static cl::opt<std::string> outPath(cl::cat(kime::tools::toolOptions()), "o",
                                     cl::desc("the artifact to write (with --emit: the file to print to)"),
@@ -85,8 +85,10 @@ static cl::opt<std::string> cpuPrecision(
     cl::desc("the CPU linears' arithmetic: f32 (default), or bf16 (opt-in: weights in bf16 and inputs rounded to bf16 "
              "for AVX512-BF16 dot products, f32 sums; target x86-64-avx512bf16, no CUDA code), or int8 (opt-in: "
              "weights in int8 per output channel, each row of inputs quantized at run time, int32 sums for VNNI; "
-             "target x86-64-avx512vnni, no CUDA code)"),
-    cl::value_desc("f32|bf16|int8"), cl::init("f32"));
+             "target x86-64-avx512vnni, no CUDA code), or int8pairs (int8 with each pair of a channel's weights "
+             "bounded, |w[2p]| + |w[2p+1]| <= 128, so that AVX2 multiplies u8 by s8 (vpmaddubsw) without "
+             "saturating: faster on AVX2, coarser weights)"),
+    cl::value_desc("f32|bf16|int8|int8pairs"), cl::init("f32"));
 static cl::opt<int> jobs(cl::cat(kime::tools::toolOptions()), "j", cl::desc("kernels compiled at once"), cl::init(1));
 static cl::opt<unsigned> selftest(
     cl::cat(kime::tools::toolOptions()), "selftest",

@@ -1,4 +1,5 @@
-// kime-int8-error: what int8 linears (--cpu-precision int8, quant/Int8.h) cost a model in accuracy.
+// kime-int8-error: what int8 linears (--cpu-precision int8 or int8pairs, quant/Int8.h) cost a model
+// in accuracy.
 // Evaluates the f64 reference twice on generated batches of every bucket (kime-compile's
 // self-test batches, several seeds): exactly, and with the linears that take int8 computing as the
 // int8 kernels do. Prints, per bucket and in total, the largest output, the largest error, and the
@@ -18,7 +19,8 @@ namespace kime {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: kime-int8-error GRAPH.json --weights MODEL.safetensors --buckets BUCKETS.json [--seeds N]\n";
+    "usage: kime-int8-error GRAPH.json --weights MODEL.safetensors --buckets BUCKETS.json [--seeds N]\n"
+    "                       [--cpu-precision int8|int8pairs]   (default int8)\n";
 
 // The errors of one output (logits or act) over some batches.
 struct Errors {
@@ -49,14 +51,19 @@ std::string row(const std::string& where, Errors& e) {
 }
 
 int run(int argc, char** argv) {
-  const tools::Args a = tools::Args::parse(argc, argv, {"--weights", "--buckets", "--seeds"}, {"--help"});
+  const tools::Args a =
+      tools::Args::parse(argc, argv, {"--weights", "--buckets", "--seeds", "--cpu-precision"}, {"--help"});
   if (a.has("--help")) return std::cout << kUsage, 0;
   if (a.positional.size() != 1 || !a.has("--weights") || !a.has("--buckets")) return std::cerr << kUsage, 2;
   const Graph g = readGraphFile(a.positional[0]);
   const auto ck = Checkpoint::open(a.get("--weights"));
   const std::vector<Stage> stages = readBucketsFile(a.get("--buckets"));
   const int seeds = std::stoi(a.get("--seeds", "3"));
-  RefSession exact(g, *ck), int8(g, *ck, Arithmetic::int8);
+  const std::string asked = a.get("--cpu-precision", "int8");
+  const std::optional<Arithmetic> precision = parseChoice<Arithmetic>(asked);
+  if (!precision || !isInt8(*precision))
+    throw CompileError("--cpu-precision must be int8 or int8pairs, not \"" + asked + "\"");
+  RefSession exact(g, *ck), int8(g, *ck, *precision);
   std::cout << "| bucket | outputs | largest |output| | largest error | 99th percentile | largest / largest output |\n"
                "| --- | --- | --- | --- | --- | --- |\n";
   Errors allLogits, allAct;

@@ -49,8 +49,8 @@ std::vector<Argument> slotArgs(const KernelSpec& s, const std::vector<Argument>&
       throw CompileError(std::string("internal: the CPU ") + className(s.kind()) + " kernel has no parameter \"" +
                          slot.name + "\"");
     // A linear's weights are bf16 with --cpu-precision bf16, int8 with int8; every other type is the slot's.
-    const bool narrowWeight = (s.arith() == Arithmetic::bf16 && p->type == BFloat(16)) ||
-                              (s.arith() == Arithmetic::int8 && p->type == Int(8));
+    const bool narrowWeight =
+        (s.arith() == Arithmetic::bf16 && p->type == BFloat(16)) || (isInt8(s.arith()) && p->type == Int(8));
     if (!narrowWeight &&
         (p->type.code() != kime_dtype_codes[slot.dtype] || p->type.bits() != kime_dtype_bits[slot.dtype]))
       throw CompileError(std::string("internal: the CPU ") + className(s.kind()) + " kernel's \"" + slot.name +

@@ -34,10 +34,16 @@ struct Linear {
   Func xScale{"x_scale"}, xq{"x_int8"};       // int8: each row's scale, its inputs quantized (+ 128 for u8)
   Func xMax{"x_max"}, xInverse{"x_inverse"};  // int8: each row's largest |x|, and 127 over it
   Func laneMax{"x_lane_max"};                 // int8: each row's largest |x| of every 16th input, a lane each
-  // int8 by i16 pairs: the sums of each quad's first pair (h = 0) and of its second (h = 1).
+  // int8 by i16 pairs: the sums of each quad's first pair (h = 0) and of its second (h = 1);
+  // by u8 x s8 pairs, a quad's pair sums in i16 (`two`: a pair's products), for vpmaddwd by ones.
   Func accPairs{"acc_pairs"}, accuPairs{"acc_up_pairs"};
-  Var h{"h"};
-  RDom k, kp, kq, kh;
+  Var h{"h"}, quad{"quad"};
+  RDom k, kp, kq, kh, two;
+  // u8 x s8 pairs: the i16 ones (of pair h) that vpmaddwd adds each lane's pair with. Ones the
+  // simplifier cannot fold (the runtime's row strides are never negative) nor make one broadcast
+  // (they differ by h), since it takes a multiply by either out of the sum, and with it Halide's
+  // vpmaddwd pattern.
+  Expr ones(Expr h) { return cast<int16_t>(x.dim(1).stride() >= h - 1); }
   // The batch fills at least one register block's rows (the schedule's specialization).
   Expr enoughRows;
 };
@@ -59,9 +65,22 @@ void quantizeRows(Linear& L, const KernelShape& s, const LinearSpec& l, Int8Dot 
   L.xInverse(rb) = 127.0f / L.xMax(rb);
   Expr q = clamp(round(L.x(i, xrow(rb)) * L.xInverse(rb)), -127.0f, 127.0f);
   Expr qi = select(L.xScale(rb) > 0.0f, cast<int>(q), 0);
-  L.xq(i, rb) = dot == Int8Dot::U8S8Quads  ? cast<uint8_t>(qi + 128)
-                : dot == Int8Dot::S16Pairs ? cast<int16_t>(qi)
-                                           : cast<int8_t>(qi);
+  L.xq(i, rb) = dot == Int8Dot::U8S8Quads || dot == Int8Dot::U8S8Pairs ? cast<uint8_t>(qi + 128)
+                : dot == Int8Dot::S16Pairs                             ? cast<int16_t>(qi)
+                                                                       : cast<int8_t>(qi);
+}
+
+// u8 x s8 pairs (vpmaddubsw): a quad's two pair sums (h), each of |x| (u8) by the weight given
+// x's sign (s8), added in i16. Both in [-127, 127], so no pair saturates: the sums are exact.
+void quadPairs(Linear& L, const KernelShape& s, const LinearSpec& l, ImageParam& m, Func& pairs) {
+  const int P = int(l.panel);
+  Var o = L.o, r = L.r;
+  Expr j = 2 * L.h + L.two;
+  Expr wv = m((o % P) * 4 + j, (o / P) * int(s.in / 4) + L.quad);
+  Expr xv = L.xq(L.quad * 4 + j, r);
+  Expr product = cast<int16_t>(xv) * cast<int16_t>(wv);
+  pairs(L.h, o, r, L.quad) = cast<int16_t>(0);
+  pairs(L.h, o, r, L.quad) = Internal::saturating_add(pairs(L.h, o, r, L.quad), product);
 }
 
 // One int8 product of a sweep. The weights are int8 quads ([out / P * in / 4, P * 4]) and a sweep
@@ -106,6 +125,7 @@ void defineLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const Li
   L.kp = RDom(0, 2, 0, int(s.in / 2), "kp");
   L.kq = RDom(0, 4, 0, int(s.in / 4), "kq");
   L.kh = RDom(0, 2, 0, int(s.in / 4), "kh");
+  L.two = RDom(0, 2, "two");
   // A register block computes whole row groups. Where the batch has fewer rows than a group,
   // the rows past it read the last row again (their results are never stored), so that x is
   // read inside its extent; otherwise the last group is shifted inwards and every row is real.
@@ -129,12 +149,18 @@ void defineLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const Li
   auto value = [&](Func& acc, ImageParam& scales, ImageParam& b, bool hasBias, Expr col) -> Expr {
     if (!l.int8()) return acc(col, r);
     Expr sum = acc(col, r);
-    if (dot == Int8Dot::U8S8Quads) sum -= 128 * cast<int32_t>(scales(col, 1));
+    if (dot == Int8Dot::U8S8Quads || dot == Int8Dot::U8S8Pairs) sum -= 128 * cast<int32_t>(scales(col, 1));
     Expr v = cast<float>(sum) * (L.xScale(r) * scales(col, 0));
     return hasBias ? v + b(col) : v;
   };
   // The sums over k: int8's start at 0 (the bias is added after the scales).
   auto sums = [&](Func& acc, Func& pairs, ImageParam& m, Func& xb, bool hasBias, ImageParam& b) {
+    if (l.int8() && dot == Int8Dot::U8S8Pairs) {  // kh: a quad's pairs (x), the quads (y)
+      quadPairs(L, s, l, m, pairs);
+      acc(o, r) = 0;
+      acc(o, r) += cast<int32_t>(pairs(L.kh.x, o, r, L.kh.y)) * cast<int32_t>(L.ones(L.kh.x));
+      return;
+    }
     if (l.int8() && inPairs(dot)) {
       pairs(L.h, o, r) = 0;
       pairs(L.h, o, r) += product(m, xb);
@@ -204,6 +230,17 @@ void scheduleBlocks(Linear& L, Stage st, const KernelShape& s, const LinearSpec&
   st.vectorize(oi, sch.lanes).parallel(task);
 }
 
+// u8 x s8 pairs: a quad's pair sums computed where the sweep takes the quad, in registers.
+void scheduleQuadPairs(Linear& L, Func& pairs, Func& acc, const LinearSchedule& sch) {
+  pairs.compute_at(acc, L.kh.y).store_in(MemoryType::Stack).bound(L.h, 0, 2);
+  pairs.vectorize(L.h).vectorize(L.o, sch.lanes);
+  if (sch.blocked) pairs.unroll(L.o).unroll(L.r);
+  Stage sweep = pairs.update();
+  // Halide cannot prove a saturating add associative; a pair of two products has one order.
+  sweep.reorder(L.two, L.h, L.o, L.r, L.quad).atomic(true).vectorize(L.two).vectorize(L.h).vectorize(L.o, sch.lanes);
+  if (sch.blocked) sweep.unroll(L.o).unroll(L.r);
+}
+
 void scheduleLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const LinearSchedule& sch) {
   L.out.bound(L.o, 0, int(s.out));
   LoopLevel at, task;
@@ -237,6 +274,9 @@ void scheduleLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const 
           .vectorize(L.kh.x)
           .vectorize(L.h)
           .vectorize(L.o, sch.lanes);
+    } else if (sch.int8 == Int8Dot::U8S8Pairs) {
+      f->update().reorder(L.kh.x, L.o, L.r, L.kh.y).atomic().vectorize(L.kh.x).vectorize(L.o, sch.lanes);
+      scheduleQuadPairs(L, f == &L.acc ? L.accPairs : L.accuPairs, *f, sch);
     } else if (l.int8()) {
       f->update().reorder(L.kq.x, L.o, L.r, L.kq.y).atomic().vectorize(L.kq.x).vectorize(L.o, sch.lanes);
     } else if (l.bf16()) {

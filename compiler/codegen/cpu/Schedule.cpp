@@ -42,12 +42,14 @@ std::vector<Block> registerBlocks(Isa isa, bool fewRows) {
 // dense load. By pairs (vpmaddwd, smull + sadalp), a vector holds 32 sums (its quads' first pairs
 // and second pairs), and its 64 bytes of weights widen to 64 i16: AVX2 takes 2 rows (8
 // accumulators beside the 4 widened weight vectors and each row's broadcast quad; 3 rows spilled),
-// AVX-512 6 x 2 (24), NEON 3 rows (24). By sdot quads, NEON's vector is 4 accumulators: 6 rows.
+// AVX-512 6 x 2 (24), NEON 3 rows (24). AVX2's u8 x s8 pairs sum whole quads, a vector of 16 in 2
+// registers: 3 rows (6) beside the 2 of weights, 2 of ones and the pair sums (4 rows spilled,
+// 2 were as fast). By sdot quads, NEON's vector is 4 accumulators: 6 rows.
 std::vector<Block> int8Blocks(Isa isa, Int8Dot dot) {
   if (isa == Isa::Avx512) return {{6, 2}, {4, 2}};
   if (isa == Isa::Neon)
     return dot == Int8Dot::S8Quads ? std::vector<Block>{{6, 1}, {4, 1}} : std::vector<Block>{{3, 1}, {2, 1}};
-  return {{2, 1}};
+  return dot == Int8Dot::U8S8Pairs ? std::vector<Block>{{3, 1}, {2, 1}} : std::vector<Block>{{2, 1}};
 }
 
 // Row groups in a blocked linear's task: a batch of up to 32 groups (128 rows in groups of 4,
@@ -69,9 +71,9 @@ constexpr int kBf16ChunkPairs = 256;
 // moves one over 16 KB to the heap, where a warm run would allocate: at most `rows`, fewer where
 // the inputs are wide (kime-fuse's int8 rule bounds them: LinearArithmetic.h).
 constexpr int64_t kStackBufferBytes = 16 << 10;
-int int8StackRows(const KernelShape& s, const LinearSpec& l, const IsaInfo& isa, int rows) {
+int int8StackRows(const KernelShape& s, const LinearSpec& l, Int8Dot dot, int rows) {
   if (!l.int8()) return rows;
-  const int64_t rowBytes = s.in * (isa.int8 == Int8Dot::S16Pairs ? 2 : 1);
+  const int64_t rowBytes = s.in * (dot == Int8Dot::S16Pairs ? 2 : 1);
   return int(std::clamp<int64_t>(kStackBufferBytes / rowBytes, 1, rows));
 }
 
@@ -133,12 +135,18 @@ const char* int8DotName(Int8Dot d) {
       return "u8 x s8 quads";
     case Int8Dot::S16Pairs:
       return "i16 pairs";
+    case Int8Dot::U8S8Pairs:
+      return "u8 x s8 pairs";
     case Int8Dot::S8Quads:
       return "s8 quads";
     case Int8Dot::S8Pairs:
       return "s8 pairs";
   }
   return "?";
+}
+
+Int8Dot int8DotOf(const LinearSpec& l, const IsaInfo& isa) {
+  return l.int8Pairs() && isa.isa == Isa::Avx2 ? Int8Dot::U8S8Pairs : isa.int8;
 }
 
 int lanesFor(int64_t width, int vector) {
@@ -155,24 +163,24 @@ bool LinearSchedule::operator==(const LinearSchedule& o) const {
 
 LinearSchedule linearSchedule(const KernelShape& s, const LinearSpec& l, const IsaInfo& isa) {
   LinearSchedule out;
-  const bool int8Blocked = l.int8() && isa.int8 != Int8Dot::U8S8Quads;
+  const Int8Dot dot = int8DotOf(l, isa);
+  const bool int8Blocked = l.int8() && dot != Int8Dot::U8S8Quads;
   out.lanes = lanesFor(s.out, l.int8() ? 16 : isa.lanes);
   if (l.bf16()) {
     out.kChunk = int(s.in / 2);
     while (out.kChunk > kBf16ChunkPairs || (s.in / 2) % out.kChunk != 0) --out.kChunk;
   }
-  if (l.int8()) out.int8 = isa.int8;
-  const std::vector<Block> candidates =
-      int8Blocked ? int8Blocks(isa.isa, isa.int8) : registerBlocks(isa.isa, l.fewRows);
+  if (l.int8()) out.int8 = dot;
+  const std::vector<Block> candidates = int8Blocked ? int8Blocks(isa.isa, dot) : registerBlocks(isa.isa, l.fewRows);
   auto fitting =
       std::find_if(candidates.begin(), candidates.end(), [&](Block c) { return fits(s, l, c.vecs, out.lanes); });
   Block b = fitting != candidates.end() ? *fitting : candidates.back();
   while (b.vecs > 1 && !fits(s, l, b.vecs, out.lanes)) --b.vecs;
   if (out.lanes == 1 || !fits(s, l, b.vecs, out.lanes)) {
-    out.tileRows = int8StackRows(s, l, isa, kRowTile);
+    out.tileRows = int8StackRows(s, l, dot, kRowTile);
     return out;
   }
-  b.rows = int8StackRows(s, l, isa, b.rows);
+  b.rows = int8StackRows(s, l, dot, b.rows);
   out.blocked = true;
   out.rows = b.rows;
   out.vecs = b.vecs;

@@ -19,6 +19,8 @@ enum class Isa { Avx2, Avx512, Neon };
 enum class Int8Dot {
   U8S8Quads,  // AVX512-VNNI vpdpbusd: four u8 x s8 products a lane, the inputs offset by 128
   S16Pairs,   // vpmaddwd (AVX2, AVX-512): inputs and weights widened to i16, two products a lane
+  U8S8Pairs,  // AVX2 with int8pairs: vpmaddubsw of the inputs offset by 128 (u8) by the weights,
+              // each pair's sum in i16 (exact: <= 255 x 128), then vpmaddwd by ones into i32
   S8Quads,    // AArch64 sdot (the dot-product extension): four s8 x s8 products a lane
   S8Pairs,    // AArch64 smull + sadalp: s8 x s8 products widened to i16, pairs added into i32
 };
@@ -36,6 +38,10 @@ struct IsaInfo {
 
 // One of plan.h's CPU targets by name; a CompileError naming the known ones otherwise.
 kime_cpu_target parseTarget(const std::string& name);
+
+// The dot product of a linear's int8 sums on an ISA: the ISA's own, or AVX2's u8 x s8 pairs where
+// the linear's weights are bounded in pairs (int8pairs).
+Int8Dot int8DotOf(const LinearSpec& l, const IsaInfo& isa);
 
 // The ISA of a target (x86-64-avx512bf16 is AVX-512); CompileError for an unknown name.
 IsaInfo isaOf(kime_cpu_target target);

@@ -52,7 +52,7 @@ inline bool isTokenIds(Value v) {
 // positions) is stored as int8 rows (LinearArithmetic.h); f32 otherwise.
 inline Arithmetic tableArithmetic(Value table, Value index, Arithmetic asked) {
   const bool embedding = isTokenIds(index) || index.getDefiningOp<PositionsOp>();
-  return asked == Arithmetic::int8 && isWeight(table) && embedding ? Arithmetic::int8 : Arithmetic::f32;
+  return isInt8(asked) && isWeight(table) && embedding ? Arithmetic::int8 : Arithmetic::f32;
 }
 
 inline bool isElementwise(Operation* op) { return op && isa<EltwiseOpInterface>(op); }

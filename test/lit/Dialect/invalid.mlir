@@ -558,7 +558,7 @@ func.func @kernel_unknown_activation(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.
 // -----
 
 func.func @kernel_unknown_arithmetic(%x: !kime.tensor<[T:8, 4], f32>, %w: !kime.tensor<[4, 4], f32>) {
-  // expected-error @+1 {{expected arithmetic f32, bf16 or int8, not 'f16'}}
+  // expected-error @+1 {{expected arithmetic f32, bf16, int8 or int8pairs, not 'f16'}}
   %y = kime.linear_kernel "l" x(%x : !kime.tensor<[T:8, 4], f32>) weight(%w : !kime.tensor<[4, 4], f32>) arith(f16) : !kime.tensor<[T:8, 4], f32>
   return
 }

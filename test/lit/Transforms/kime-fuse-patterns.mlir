@@ -18,7 +18,7 @@
 // INT8: act(swiglu) arith(int8)
 // INT8-LABEL: func.func @norm_for_head_and_linear
 // INT8: kime.linear_kernel "l" x({{.*}}) weight(%{{.+}} : !kime.tensor<[16, 16], f32>) : !kime.tensor<[T:32, 16], f32>
-// BAD: error: kime-fuse: linear-arith must be f32, bf16 or int8, not "f16"
+// BAD: error: kime-fuse: linear-arith must be f32, bf16, int8 or int8pairs, not "f16"
 
 // CHECK-LABEL: func.func @arith
 // CHECK: kime.linear_kernel "a" {{.*}} weight(%{{.+}} : !kime.tensor<[32, 16], f32>) arith(bf16) :

@@ -14,7 +14,7 @@ TEST(Int8, WeightsAreQuantizedPerOutputChannel) {
   const std::vector<float> w = {0.5f, -1.0f, 0.25f, 0.1f,  // largest 1.0
                                 30.f, 10.f,  -7.f,  2.f,   // largest 30
                                 0.f,  0.f,   0.f,   0.f};
-  const QuantizedWeight q = quantizeWeight(w.data(), 3, 4);
+  const QuantizedWeight q = quantizeWeight(w.data(), 3, 4, false);
   ASSERT_EQ(q.q.size(), 12u);
   EXPECT_FLOAT_EQ(q.scale[0], 1.0f / 127);
   EXPECT_FLOAT_EQ(q.scale[1], 30.0f / 127);
@@ -34,6 +34,32 @@ TEST(Int8, WeightsAreQuantizedPerOutputChannel) {
     EXPECT_EQ(q.rowSum[o], sum);
   }
   for (size_t i = 8; i < 12; ++i) EXPECT_EQ(q.q[i], 0);
+}
+
+// int8pairs: a channel's scale also makes room for its largest pair (|w[2p]| + |w[2p + 1]| within
+// 128 after rounding, so that 255 x a pair fits i16); a channel whose pairs are small keeps 127.
+TEST(Int8, PairedWeightsKeepEachPairWithinTheBound) {
+  const std::vector<float> w = {1.0f, 0.9f, -0.2f, 0.1f,    // largest pair 1.9: scale 1.9 / 128
+                                1.0f, 0.0f, 0.01f, -0.2f,   // pairs within 1.0 + 0.0: 1.0 / 127
+                                0.5f, 0.5f, -0.5f, -0.5f};  // pairs at the bound: 64 + 64
+  const QuantizedWeight full = quantizeWeight(w.data(), 3, 4, false), q = quantizeWeight(w.data(), 3, 4, true);
+  EXPECT_FLOAT_EQ(q.scale[0], 1.9f / 128);
+  EXPECT_FLOAT_EQ(q.scale[1], full.scale[1]);
+  EXPECT_EQ(std::vector<int8_t>(q.q.begin() + 4, q.q.begin() + 8),
+            std::vector<int8_t>(full.q.begin() + 4, full.q.begin() + 8));
+  EXPECT_GT(q.scale[0], full.scale[0]);  // the bound costs channel 0 precision
+  EXPECT_EQ(std::vector<int8_t>(q.q.begin() + 8, q.q.end()), (std::vector<int8_t>{64, 64, -64, -64}));
+  for (size_t o = 0; o < 3; ++o) {
+    int32_t sum = 0;
+    for (size_t i = 0; i < 4; i += 2) {
+      EXPECT_LE(std::abs(q.q[o * 4 + i]) + std::abs(q.q[o * 4 + i + 1]), kPairMax) << o << "," << i;
+      for (size_t j = i; j < i + 2; ++j) {  // within one step of the value (a pair's trim: a whole step)
+        EXPECT_LE(std::fabs(float(q.q[o * 4 + j]) * q.scale[o] - w[o * 4 + j]), q.scale[o] * 1.0001f) << o << "," << j;
+        sum += q.q[o * 4 + j];
+      }
+    }
+    EXPECT_EQ(q.rowSum[o], sum);
+  }
 }
 
 TEST(Int8, RowsRoundHalfToEvenAndANaNBecomesZero) {

@@ -31,7 +31,7 @@ TEST(KernelChoices, EveryNameParsesBackToItsValue) {
 }
 
 TEST(KernelChoices, ListsForMessages) {
-  EXPECT_EQ(choiceList<Arithmetic>(), "f32, bf16 or int8");
+  EXPECT_EQ(choiceList<Arithmetic>(), "f32, bf16, int8 or int8pairs");
   EXPECT_EQ(choiceList<NormKind>(NormKind::rms), "rms or layer");
   EXPECT_EQ(choiceList<GatherKind>(GatherKind::rows), "rows, seqs, first or markers");
   EXPECT_FALSE(choiceHasNone<Arithmetic>());  // f32 is a value, written or left out
@@ -46,7 +46,7 @@ TEST(KernelChoices, CpuPrecisionParsesThroughTheSameNames) {
     parseCpuPrecision("f16");
     FAIL() << "f16 was taken";
   } catch (const CompileError& e) {
-    EXPECT_STREQ(e.what(), "--cpu-precision must be f32, bf16 or int8, not \"f16\"");
+    EXPECT_STREQ(e.what(), "--cpu-precision must be f32, bf16, int8 or int8pairs, not \"f16\"");
   }
 }
 

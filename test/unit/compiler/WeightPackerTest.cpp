@@ -81,10 +81,10 @@ TEST(WeightPacker, QuadsFourInputsOfAColumnWithinEachPanelWithItsScale) {
   auto ck = matrix(32, 8, bytes);  // 32 outputs (two panels of 16), 8 inputs (two quads)
   std::vector<float> values(32 * 8);
   for (size_t v = 0; v < values.size(); ++v) values[v] = float(v);
-  const int8::QuantizedWeight want = int8::quantizeWeight(values.data(), 32, 8);
+  const int8::QuantizedWeight want = int8::quantizeWeight(values.data(), 32, 8, false);
   WeightPacker packer(*ck);
-  const PackedWeight q = packer.weights()[size_t(packer.use("w", WeightLayout::int8Panels()))];
-  const PackedWeight sc = packer.weights()[size_t(packer.use("w", WeightLayout::int8Scales()))];
+  const PackedWeight q = packer.weights()[size_t(packer.use("w", WeightLayout::int8Panels(false, 0)))];
+  const PackedWeight sc = packer.weights()[size_t(packer.use("w", WeightLayout::int8Scales(false, 0)))];
   EXPECT_EQ(q.dtype, KIME_DTYPE_I8);
   EXPECT_EQ(q.layout.name(), "quads.i8");
   EXPECT_EQ(q.shape, (std::vector<int64_t>{4, 64}));  // [out / 16 * in / 4, 16 * 4]
@@ -106,6 +106,14 @@ TEST(WeightPacker, QuadsFourInputsOfAColumnWithinEachPanelWithItsScale) {
   }
   // Output 0's largest input (input 7: quad 1, place 3) is the top of the int8 range.
   EXPECT_EQ(int8_t(section[size_t(q.offset + (1 * 16 + 0) * 4 + 3)]), 127);
+  // int8pairs: the same weight quantized with its pairs bounded, packed apart from the other.
+  const PackedWeight p = packer.weights()[size_t(packer.use("w", WeightLayout::int8Panels(true, 0)))];
+  EXPECT_EQ(p.layout.name(), "quads.i8pairs");
+  EXPECT_NE(p.offset, q.offset);
+  const int8::QuantizedWeight paired = int8::quantizeWeight(values.data(), 32, 8, true);
+  const std::string again = packer.sectionBytes();
+  EXPECT_EQ(int8_t(again[size_t(p.offset + (1 * 16 + 0) * 4 + 3)]), paired.q[7]);
+  EXPECT_LE(paired.q[6] + paired.q[7], int8::kPairMax);
 }
 
 // An int8 token table: its rows as stored, a byte an element, each row with its own scale
@@ -115,7 +123,7 @@ TEST(WeightPacker, Int8RowsKeepTheTableOrderWithAScaleARow) {
   auto ck = matrix(5, 3, bytes);  // 5 rows (tokens) of 3
   std::vector<float> values(5 * 3);
   for (size_t v = 0; v < values.size(); ++v) values[v] = float(v);
-  const int8::QuantizedWeight want = int8::quantizeWeight(values.data(), 5, 3);
+  const int8::QuantizedWeight want = int8::quantizeTable(values.data(), 5, 3);
   WeightPacker packer(*ck);
   const PackedWeight q = packer.weights()[size_t(packer.use("w", WeightLayout::int8Rows()))];
   const PackedWeight sc = packer.weights()[size_t(packer.use("w", WeightLayout::int8RowScales()))];
@@ -141,7 +149,7 @@ TEST(WeightPacker, RefusesQuadsOfInputsNotInFours) {
   std::vector<uint8_t> bytes;
   auto ck = matrix(32, 6, bytes);
   WeightPacker packer(*ck);
-  EXPECT_THROW(packer.use("w", WeightLayout::int8Panels()), CompileError);
+  EXPECT_THROW(packer.use("w", WeightLayout::int8Panels(false, 0)), CompileError);
 }
 
 TEST(WeightPacker, RefusesPairsOfAnOddNumberOfInputs) {
@@ -164,10 +172,13 @@ TEST(WeightLayout, NamesAreTheManifestsSpellings) {
   EXPECT_EQ(WeightLayout::panels(false).dtype(), KIME_DTYPE_F32);
   EXPECT_EQ(WeightLayout::panels(false).panel, kWeightPanel);
   EXPECT_FALSE(WeightLayout::rows() == WeightLayout::rows(16));
-  EXPECT_EQ(WeightLayout::int8Panels(32).name(), "quads.i8:rope32");
-  EXPECT_EQ(WeightLayout::int8Panels().dtype(), KIME_DTYPE_I8);
-  EXPECT_EQ(WeightLayout::int8Scales().dtype(), KIME_DTYPE_F32);
-  EXPECT_FALSE(WeightLayout::int8Panels() == WeightLayout::panels(false));
+  EXPECT_EQ(WeightLayout::int8Panels(false, 32).name(), "quads.i8:rope32");
+  EXPECT_EQ(WeightLayout::int8Panels(true, 32).name(), "quads.i8pairs:rope32");
+  EXPECT_EQ(WeightLayout::int8Scales(true, 0).name(), "scales.i8pairs");
+  EXPECT_FALSE(WeightLayout::int8Panels(true, 0) == WeightLayout::int8Panels(false, 0));
+  EXPECT_EQ(WeightLayout::int8Panels(false, 0).dtype(), KIME_DTYPE_I8);
+  EXPECT_EQ(WeightLayout::int8Scales(false, 0).dtype(), KIME_DTYPE_F32);
+  EXPECT_FALSE(WeightLayout::int8Panels(false, 0) == WeightLayout::panels(false));
 }
 
 TEST(WeightPacker, RopeColumnsAreInterleavedPairsWithinGroupsOf16) {

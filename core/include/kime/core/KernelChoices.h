@@ -16,8 +16,13 @@ namespace kime {
 // A linear's CPU arithmetic, and with int8 the storage of a token table (a weight gathered by the
 // token ids): f32; bf16 (each pair of inputs rounded to bf16 for one dot-product instruction, the
 // sums f32); int8 (weights per output channel, rows quantized at run time, int32 sums:
-// compiler/quant/Int8.h). Which linears may take which: LinearArithmetic.h.
-enum class Arithmetic : uint8_t { f32, bf16, int8 };
+// compiler/quant/Int8.h); int8pairs (int8 whose linear weights are bounded in pairs, so that AVX2
+// sums u8 x s8 pairs in i16 without saturating: quant/Int8.h). Which linears may take which:
+// LinearArithmetic.h.
+enum class Arithmetic : uint8_t { f32, bf16, int8, int8pairs };
+
+// Whether an arithmetic's linears are int8 (int8, int8pairs).
+constexpr bool isInt8(Arithmetic a) { return a == Arithmetic::int8 || a == Arithmetic::int8pairs; }
 
 // The norm in front of a norm or head kernel's rows; none: the kernel has none.
 enum class NormKind : uint8_t { none, rms, layer };
@@ -39,7 +44,7 @@ struct ChoiceNames;
 template <>
 struct ChoiceNames<Arithmetic> {
   static constexpr const char* what = "arithmetic";
-  static constexpr const char* names[] = {"f32", "bf16", "int8"};
+  static constexpr const char* names[] = {"f32", "bf16", "int8", "int8pairs"};
 };
 template <>
 struct ChoiceNames<NormKind> {

@@ -31,7 +31,7 @@ constexpr bool takesInt8(int64_t outs, int64_t ins) {
 // widths allow it, f32 otherwise.
 constexpr Arithmetic linearArithmetic(Arithmetic asked, int64_t outs, int64_t ins) {
   if (asked == Arithmetic::bf16 && takesBf16(outs, ins)) return asked;
-  if (asked == Arithmetic::int8 && takesInt8(outs, ins)) return asked;
+  if (isInt8(asked) && takesInt8(outs, ins)) return asked;
   return Arithmetic::f32;
 }
 
