@@ -55,16 +55,6 @@ float quantizePairedChannel(const float* w, size_t n, int8_t* q) {
 
 }  // namespace
 
-QuantizedWeight quantizeTable(const float* w, size_t rows, size_t width) {
-  QuantizedWeight r;
-  r.out = rows, r.in = width;
-  r.q.resize(rows * width);
-  r.scale.resize(rows);
-  r.rowSum.resize(rows);
-  for (size_t o = 0; o < rows; ++o) r.scale[o] = quantizeRow(w + o * width, width, r.q.data() + o * width);
-  return r;
-}
-
 QuantizedWeight quantizeWeight(const float* w, size_t out, size_t in, bool pairs) {
   QuantizedWeight r;
   r.out = out, r.in = in;
@@ -85,6 +75,10 @@ float quantizeRow(const float* x, size_t n, int8_t* q) {
   const float largest = largestOf(x, n), scale = largest / float(kMax), inverse = float(kMax) / largest;
   for (size_t i = 0; i < n; ++i) q[i] = scale > 0 ? quantize(x[i], inverse) : int8_t(0);
   return scale;
+}
+
+QuantizedWeight quantizeTable(const float* w, size_t rows, size_t width) {
+  return quantizeWeight(w, rows, width, false);
 }
 
 bool takesInt8(size_t out, size_t in) { return ::kime::takesInt8(int64_t(out), int64_t(in)); }

@@ -50,8 +50,8 @@ struct Linear {
 
 // int8 (quant/Int8.h): each row's scale is its largest |x| / 127; its inputs are rounded to
 // whole multiples of it in [-127, 127] (times 127 over the largest: a multiply, not a division),
-// offset by 128 for vpdpbusd (its u8 operand), widened to i16 for vpmaddwd (so that each row's
-// quad is one broadcast load).
+// offset by 128 for vpdpbusd and vpmaddubsw (their u8 operand), widened to i16 for vpmaddwd (so
+// that each row's quad is one broadcast load).
 void quantizeRows(Linear& L, const KernelShape& s, const LinearSpec& l, Int8Dot dot,
                   const std::function<Expr(Expr)>& xrow) {
   Var i("i"), rb("rb"), lane("lane");
@@ -70,8 +70,9 @@ void quantizeRows(Linear& L, const KernelShape& s, const LinearSpec& l, Int8Dot 
                                                                        : cast<int8_t>(qi);
 }
 
-// u8 x s8 pairs (vpmaddubsw): a quad's two pair sums (h), each of |x| (u8) by the weight given
-// x's sign (s8), added in i16. Both in [-127, 127], so no pair saturates: the sums are exact.
+// u8 x s8 pairs (vpmaddubsw): a quad's two pair sums (h), each of x + 128 (u8) by the weights
+// (s8), added in i16. int8pairs bounds each pair's |w| to 128 in sum, so no pair of 255 x 128
+// saturates: the sums are exact.
 void quadPairs(Linear& L, const KernelShape& s, const LinearSpec& l, ImageParam& m, Func& pairs) {
   const int P = int(l.panel);
   Var o = L.o, r = L.r;
