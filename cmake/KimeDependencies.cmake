@@ -40,6 +40,9 @@ target_compile_definitions(kime_halide INTERFACE HALIDE_ENABLE_RTTI HALIDE_WITH_
 # The linker kime-compile runs to make each target's kernels one shared object. lld links
 # x86-64 and AArch64 objects alike.
 find_program(KIME_LLD_PATH NAMES ld.lld-19 ld.lld REQUIRED)
+# The disassembler that checks the Sapphire Rapids kernels for instructions other CPUs of their
+# targets lack (codegen/cpu/ForeignInstructions.h); Debian's llvm-19 package has it.
+find_program(KIME_OBJDUMP_PATH NAMES llvm-objdump-19 llvm-objdump HINTS /usr/lib/llvm-19/bin REQUIRED)
 
 # CUDA Toolkit 13 (optional): NVRTC turns the generated CUDA C++ into PTX; ptxas proves it
 # assembles. No GPU is needed for either. Without it the compiler makes CPU code only (and still

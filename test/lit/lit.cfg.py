@@ -33,7 +33,8 @@ if config.kime_has_nvrtc:
     config.substitutions.append(("%ptxas", config.kime_ptxas))
 
 # Tests of the bf16 kernels (kime-compile --cpu-precision bf16) run where the CPU has AVX512-BF16;
-# tests that run AVX-512 code only, where it has AVX-512.
+# tests that run AVX-512 code only, where it has AVX-512; int8's VNNI code, where the runtime
+# takes it.
 try:
     with open("/proc/cpuinfo") as f:
         flags = next((l.split() for l in f if l.startswith("flags")), [])
@@ -41,5 +42,8 @@ try:
         config.available_features.add("avx512bf16")
     if "avx512f" in flags:
         config.available_features.add("avx512")
+    # The runtime's rule for the Sapphire Rapids targets (x86-64-avx512vnni, x86-64-avx512bf16).
+    if {"avx512_bf16", "avx512_vnni", "avx512vbmi", "avx512ifma"} <= set(flags):
+        config.available_features.add("avx512vnni")
 except OSError:
     pass

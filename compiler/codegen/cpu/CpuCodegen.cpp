@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "ForeignInstructions.h"
 #include "HalideKernels.h"
 #include "Schedule.h"
 #include "cache/ContentHash.h"
@@ -58,9 +59,27 @@ static std::string libcFor(const std::string& target) {
                           : " (CMake's KIME_X86_64_LIBC says where)"));
 }
 
-static Halide::Target kernelTarget(const std::string& target) {
+// Whether a target's kernels are compiled under Halide's Sapphire Rapids feature.
+static bool sapphireRapids(const std::string& target) {
+  const kime_cpu_target t = parseTarget(target);
+  return t == KIME_CPU_X86_64_AVX512BF16 || t == KIME_CPU_X86_64_AVX512VNNI;
+}
+
+// The Halide target of one kernel (null: the Halide runtime) of a target. Of the Sapphire Rapids
+// targets' kernels only the linears of bf16 or int8 (VNNI) weights need that feature; the others
+// and the runtime are compiled for AVX-512 with IFMA and VBMI (Cannonlake's set, which those
+// targets' CPUs have), so that LLVM gives them none of Sapphire Rapids' own extensions
+// (ForeignInstructions.h).
+static std::string kernelHalideTarget(const std::string& target, const KernelSpec* spec) {
+  const LinearSpec* l = spec ? spec->maybe<LinearSpec>() : nullptr;
+  if (sapphireRapids(target) && !(l && (l->bf16() || l->int8())))
+    return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake";
+  return halideTarget(target);
+}
+
+static Halide::Target kernelTarget(const std::string& target, const KernelSpec& spec) {
   // Kernels carry no runtime of their own: the shared object gets exactly one.
-  return Halide::Target(halideTarget(target)).with_feature(Halide::Target::NoRuntime);
+  return Halide::Target(kernelHalideTarget(target, &spec)).with_feature(Halide::Target::NoRuntime);
 }
 
 namespace {
@@ -73,15 +92,26 @@ struct ObjectJob {
 
 std::string objectKey(const ObjectJob& j) {
   ContentHash h;
-  h.add("cpu object").add(compilerIdentity()).add(halideTarget(j.target)).add(j.symbol);
+  h.add("cpu object").add(compilerIdentity()).add(kernelHalideTarget(j.target, j.spec)).add(j.symbol);
   return h.add(j.spec ? j.spec->key() : std::string("halide runtime")).hex();
 }
 
 // In a child process of its own (forEachInChild).
 void compileObject(const ObjectJob& j) {
-  if (!j.spec) return Halide::compile_standalone_runtime(j.path, Halide::Target(halideTarget(j.target)));
+  if (!j.spec) return Halide::compile_standalone_runtime(j.path, Halide::Target(kernelHalideTarget(j.target, nullptr)));
   HalideKernel k = buildKernel(*j.spec, isaOf(j.target));
-  k.pipeline.compile_to({{Halide::OutputFileType::object, j.path}}, k.args, j.symbol, kernelTarget(j.target));
+  k.pipeline.compile_to({{Halide::OutputFileType::object, j.path}}, k.args, j.symbol, kernelTarget(j.target, *j.spec));
+}
+
+// A Sapphire Rapids target's shared object holds no instruction that other CPUs running the
+// target may lack; CompileError naming the kernel and the instruction otherwise.
+void checkInstructions(const std::string& so, const std::string& target) {
+  std::string disassembly;
+  if (runProgram({KIME_OBJDUMP, "-d", "--no-show-raw-insn", so}, disassembly) != 0)
+    throw CompileError("disassembling the " + target + " kernels failed: " + disassembly);
+  if (std::optional<ForeignInstruction> f = findForeignInstruction(disassembly))
+    throw CompileError("internal: " + f->function + " for " + target + " has " + f->instruction + " (" + f->extension +
+                       "), which CPUs that run " + target + " may lack (AMD Zen 4 has no " + f->extension + ")");
 }
 
 std::string linkSharedObject(const std::vector<ObjectJob>& objects, const std::vector<std::string>& names,
@@ -96,6 +126,7 @@ std::string linkSharedObject(const std::vector<ObjectJob>& objects, const std::v
   argv.push_back(libcFor(target));
   std::string log;
   if (runProgram(argv, log) != 0) throw CompileError("linking the " + target + " kernels failed: " + log);
+  if (sapphireRapids(target)) checkInstructions(so, target);
   return json::readFile(so);
 }
 
@@ -154,7 +185,7 @@ static std::string kernelText(const KernelSpec& spec, const std::string& name, c
   TempDir dir;
   HalideKernel k = buildKernel(spec, isaOf(target));
   fs::path file = dir.path() / (name + ext);
-  k.pipeline.compile_to({{type, file.string()}}, k.args, name, kernelTarget(target));
+  k.pipeline.compile_to({{type, file.string()}}, k.args, name, kernelTarget(target, spec));
   return json::readFile(file.string());
 }
 
