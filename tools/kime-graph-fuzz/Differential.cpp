@@ -9,12 +9,14 @@
 #include <sstream>
 
 #include "checkpoint/Safetensors.h"
+#include "codegen/cpu/CpuCodegen.h"
 #include "graph/Graph.h"
 #include "graph/ModelConfig.h"
 #include "kime/runtime.h"
 #include "kime/tooling/BatchGen.h"
 #include "kime/tooling/Invariance.h"
 #include "pipeline/Compile.h"
+#include "pipeline/Precision.h"
 #include "reference/Reference.h"
 #include "support/Diagnostic.h"
 #include "support/JsonFields.h"
@@ -30,17 +32,6 @@ namespace {
 constexpr const char* kBuckets =
     R"({"stages": {"serve": [{"tokens": 16, "seqs": 3, "markers": 6}, {"tokens": 64, "seqs": 8, "markers": 16}]}})";
 constexpr int64_t kMaxTokens = 64;
-
-// The x86 targets this CPU runs (AArch64: its own).
-std::vector<std::string> hostTargets() {
-#if defined(__x86_64__)
-  std::vector<std::string> t = {kime_cpu_target_names[KIME_CPU_X86_64_AVX2]};
-  if (__builtin_cpu_supports("avx512f")) t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512]);
-  return t;
-#else
-  return {kime_cpu_target_names[KIME_CPU_ARM_64]};
-#endif
-}
 
 // Writes the Graph, its weights and the buckets into `dir`; returns the weights for the reference.
 RefWeights writeInputs(const Graph& g, uint64_t seed, const fs::path& dir) {
@@ -67,16 +58,25 @@ RefWeights nudged(const RefWeights& weights, uint64_t seed) {
 }
 
 // Runs every bucket's generated batches on the executor and the reference; records the worst.
-// Each output may be off by the f32 tolerance plus kConditioning times how far the reference
-// moves when the weights are nudged by one f32 rounding: a deep random Graph can amplify f32
-// rounding past the fixed tolerance (attention at a large scale, norms of small rows), and that
-// is its conditioning, not a wrong kernel. A wrong sign or magnitude is still far outside.
-void compare(const Graph& g, const RefWeights& weights, Executor& exec, const std::vector<Bucket>& buckets,
-             uint64_t seed, Result& r) {
+// What a Graph's outputs are held to: `want` computes as the kernels' arithmetic does (int8's
+// quantization; f32 and bf16 exactly), within `tolerance`; `exact` and `nudged` (the weights moved
+// by one f32 rounding), both exact, measure how far the Graph amplifies rounding.
+struct References {
+  RefSession &want, &exact, &nudged;
+  Tolerance tolerance;
+};
+
+// Each output may be off by the precision's tolerance plus kConditioning times how far the exact
+// reference moves when the weights are nudged by one f32 rounding: a deep random Graph can
+// amplify f32 rounding past the fixed tolerance (attention at a large scale, norms of small
+// rows), and that is its conditioning, not a wrong kernel. A wrong sign or magnitude is still far
+// outside.
+void compare(const Graph& g, const References& refs, Executor& exec, const std::vector<Bucket>& buckets, uint64_t seed,
+             Result& r) {
   constexpr double kConditioning = 16;
   auto check = [&](float got, double want, double moved, const std::string& what) {
     const double err = std::fabs(double(got) - want);
-    const double fixed = kF32Tolerance.abs + kF32Tolerance.rel * std::fabs(want);
+    const double fixed = refs.tolerance.abs + refs.tolerance.rel * std::fabs(want);
     r.worst = std::max(r.worst, err / (fixed + kConditioning * moved));
     r.worstRel = std::max(r.worstRel, err / std::max(std::fabs(want), 1e-3));
     if (err > fixed && err <= fixed + kConditioning * moved) ++r.conditioned;
@@ -85,16 +85,16 @@ void compare(const Graph& g, const RefWeights& weights, Executor& exec, const st
       r.firstMismatch = what + ": got " + std::to_string(got) + ", want " + std::to_string(want) + " (moved " +
                         std::to_string(moved) + " by a nudge of the weights)";
   };
-  const RefWeights nudgedWeights = nudged(weights, seed);
-  RefSession reference(g, weights), nudgedReference(g, nudgedWeights);
   for (size_t b = 0; b < buckets.size(); ++b) {
     for (const auto& nb :
          tooling::bucketBatches(buckets[b], size_t(g.vocab), size_t(g.types), learnedPositions(g), seed + b)) {
       Outputs got;
-      RefOutputs want, near;
+      RefOutputs want, exact, near;
       auto err = exec.runInBucket(b, nb.batch.view(), got);
-      auto refErr = reference.evaluate(nb.batch.view(), want);
-      if (!refErr) refErr = nudgedReference.evaluate(nb.batch.view(), near);
+      auto refErr = refs.want.evaluate(nb.batch.view(), want);
+      if (!refErr) refErr = &refs.exact == &refs.want ? std::nullopt : refs.exact.evaluate(nb.batch.view(), exact);
+      if (!refErr) refErr = refs.nudged.evaluate(nb.batch.view(), near);
+      const RefOutputs& unmoved = &refs.exact == &refs.want ? want : exact;
       ++r.batches;
       const std::string where = "bucket " + std::to_string(b) + " batch " + nb.name;
       if (err || refErr) {
@@ -106,11 +106,11 @@ void compare(const Graph& g, const RefWeights& weights, Executor& exec, const st
         continue;
       }
       for (size_t k = 0; k < want.logits.size(); ++k)
-        check(got.logits[k], want.logits[k], std::fabs(near.logits[k] - want.logits[k]),
+        check(got.logits[k], want.logits[k], std::fabs(near.logits[k] - unmoved.logits[k]),
               where + " logit " + std::to_string(k));
       for (size_t s = 0; s < want.act.size(); ++s)
         for (int c = 0; c < 2; ++c)
-          check(got.act[s][c], want.act[s][c], std::fabs(near.act[s][c] - want.act[s][c]),
+          check(got.act[s][c], want.act[s][c], std::fabs(near.act[s][c] - unmoved.act[s][c]),
                 where + " act " + std::to_string(s));
     }
   }
@@ -148,7 +148,54 @@ void countKernels(const std::string& inspect, Result& r) {
     for (size_t at = inspect.find(cls); at != std::string::npos; at = inspect.find(cls, at + 1)) ++r.generic;
 }
 
+// Runs the compiled Graph on each of its targets: every bucket's batches against the references,
+// and batch invariance.
+void runTargets(const Graph& g, const RefWeights& weights, const CompileOptions& co, uint64_t seed, Result& r) {
+  const RefWeights nudgedWeights = nudged(weights, seed);
+  RefSession exact(g, weights), near(g, nudgedWeights);
+  std::unique_ptr<RefSession> quantized;  // int8: the reference computes as the int8 kernels do
+  if (isInt8(co.cpuPrecision))
+    quantized = std::make_unique<RefSession>(g, *Checkpoint::open(co.weights), co.cpuPrecision);
+  const References refs{quantized ? *quantized : exact, exact, near, cpuTolerance(co)};
+  for (const std::string& target : co.targets) {
+    ModelOptions mo;
+    mo.cpuTarget = target;
+    auto model = Model::open(co.output, mo);
+    if (!model) {
+      r.refused = model.error().text();
+      break;
+    }
+    if (r.kernels == 0) countKernels((*model)->inspect(), r);
+    auto exec = Executor::create(*model, "serve", {2});
+    if (!exec) {
+      r.refused = exec.error().text();
+      break;
+    }
+    compare(g, refs, **exec, (*model)->buckets("serve"), seed, r);
+    checkInvariance(g, *model, **exec, seed, r);
+    r.targets += (r.targets.empty() ? "" : ", ") + target;
+  }
+}
+
 }  // namespace
+
+// The Sapphire Rapids set of int8's VNNI kernels and bf16's: the runtime's rule for them
+// (runtime/src/cpu_code.cpp).
+std::vector<std::string> targetsFor(Arithmetic precision) {
+  std::vector<std::string> t;
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool sapphire = avx512 && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vnni") &&
+                        __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma");
+  if (precision != Arithmetic::bf16) t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX2]);
+  if (precision != Arithmetic::bf16 && avx512) t.push_back(kime_cpu_target_names[KIME_CPU_X86_64_AVX512]);
+  if (isInt8(precision) && sapphire) t.push_back(cpu::kInt8Target);
+  if (precision == Arithmetic::bf16 && sapphire) t.push_back(cpu::kBf16Target);
+#else
+  t.push_back(kime_cpu_target_names[KIME_CPU_ARM_64]);
+#endif
+  return t;
+}
 
 void writeGraph(uint64_t seed, const Options& o, const std::string& dir) {
   writeInputs(randomGraph(seed, o.family, kMaxTokens, o.format), seed, dir);
@@ -165,33 +212,17 @@ Result runGraph(uint64_t seed, const Options& o) {
   CompileOptions co;
   co.graph = (dir / "graph.json").string(), co.weights = (dir / "model.safetensors").string();
   co.buckets = (dir / "buckets.json").string(), co.output = (dir / "model.kime").string();
-  co.targets = hostTargets();
+  co.targets = targetsFor(o.precision);
+  co.cpuPrecision = o.precision;
   if (o.cudaEvery && seed % o.cudaEvery == 0) co.cudaArchs = {"sm_90"}, co.cudaMath = {"f32"};
   co.jobs = 2;
   co.fusion = o.fusion;
   try {
     std::ostringstream out, log;
     compileModel(co, out, log);
+    runTargets(g, weights, co, seed, r);
   } catch (const std::exception& e) {
     r.refused = e.what();
-  }
-  for (const std::string& target : r.refused.empty() ? co.targets : std::vector<std::string>{}) {
-    ModelOptions mo;
-    mo.cpuTarget = target;
-    auto model = Model::open(co.output, mo);
-    if (!model) {
-      r.refused = model.error().text();
-      break;
-    }
-    if (r.kernels == 0) countKernels((*model)->inspect(), r);
-    auto exec = Executor::create(*model, "serve", {2});
-    if (!exec) {
-      r.refused = exec.error().text();
-      break;
-    }
-    compare(g, weights, **exec, (*model)->buckets("serve"), seed, r);
-    checkInvariance(g, *model, **exec, seed, r);
-    r.targets += (r.targets.empty() ? "" : ", ") + target;
   }
   if (!r.ok() && !o.keep.empty()) {
     fs::create_directories(fs::path(o.keep) / std::to_string(seed));
@@ -236,9 +267,10 @@ std::string table(const Summary& s, const Options& o) {
        "| worst relative error | outputs past the fixed tolerance, within the conditioning | invariance runs | "
        "not batch-invariant |\n"
     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-    << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << (o.fusion ? "" : " (no fusion)") << " | "
-    << s.graphs << " | " << s.compiled << " | " << s.refused << " | " << s.mismatched << " | " << s.batches << " | "
-    << s.kernels << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " | " << s.conditioned << " | "
+    << "| " << (o.family == GraphFamily::Any ? "any" : "encoder") << (o.fusion ? "" : " (no fusion)")
+    << (o.precision == Arithmetic::f32 ? std::string() : std::string(", ") + nameOf(o.precision)) << " | " << s.graphs
+    << " | " << s.compiled << " | " << s.refused << " | " << s.mismatched << " | " << s.batches << " | " << s.kernels
+    << " (" << s.generic << ") | " << s.worst << " | " << s.worstRel << " | " << s.conditioned << " | "
     << s.invarianceRuns << " | " << s.variantGraphs << " |\n";
   return t.str();
 }

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "graph/RandomGraph.h"
+#include "kime/core/KernelChoices.h"
 
 namespace kime::fuzz {
 
@@ -15,6 +17,9 @@ struct Options {
   std::string keep;             // a folder for failing Graphs, or empty
   bool fusion = true;           // off: generic kernels only (kime-compile --no-fusion)
   int format = Graph::kFormat;  // the Graph format whose ops the Graphs take (RandomGraph.h)
+  // The CPU linears' arithmetic (kime-compile --cpu-precision): the Graphs compile for its x86
+  // targets and are held to its reference (int8's computes as the int8 kernels do) and tolerance.
+  Arithmetic precision = Arithmetic::f32;
 };
 
 struct Result {
@@ -34,6 +39,10 @@ struct Result {
 
   bool ok() const { return refused.empty() && mismatches == 0 && variant == 0; }
 };
+
+// The CPU targets a precision's Graphs compile and run on, of those this CPU runs (none: bf16
+// where the CPU lacks AVX512-BF16 and its Sapphire Rapids set).
+std::vector<std::string> targetsFor(Arithmetic precision);
 
 // Writes the Graph of `seed`, its weights and the two buckets into `dir` (graph.json,
 // model.safetensors, buckets.json).

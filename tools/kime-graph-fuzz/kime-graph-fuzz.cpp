@@ -1,10 +1,11 @@
 // kime-graph-fuzz: random valid Graphs (compiler/graph/RandomGraph.h), each compiled for two
-// buckets on the x86 targets this CPU runs and run against the f64 reference evaluator on
-// generated batches of every bucket. Prints a line per Graph and a table; exits 1 when a Graph
-// was refused or an output was off.
+// buckets on the x86 targets this CPU runs (of --cpu-precision's) and run against the f64
+// reference evaluator on generated batches of every bucket. Prints a line per Graph and a table;
+// exits 1 when a Graph was refused or an output was off.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "Differential.h"
 #include "codegen/cuda/CudaKernels.h"
@@ -37,6 +38,12 @@ static cl::opt<int> graphFormat(cl::cat(kime::tools::toolOptions()), "graph-form
                                 cl::desc("take the ops of this Graph format only (1: the Graphs seeds gave before "
                                          "format 2; default: the newest)"),
                                 cl::init(kime::Graph::kFormat));
+static cl::opt<std::string> cpuPrecision(
+    cl::cat(kime::tools::toolOptions()), "cpu-precision",
+    cl::desc("the CPU linears' arithmetic, as kime-compile's: f32, bf16, int8 or int8pairs; each Graph compiles for "
+             "its x86 targets this CPU runs, against its reference (int8's computes as the kernels do) within its "
+             "tolerance"),
+    cl::value_desc("f32|bf16|int8|int8pairs"), cl::init("f32"));
 static cl::opt<bool> quiet(cl::cat(kime::tools::toolOptions()), "quiet", cl::desc("print the table only"));
 static cl::opt<std::string> write(
     cl::cat(kime::tools::toolOptions()), "write",
@@ -56,11 +63,32 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.format = graphFormat;
+  const std::optional<kime::Arithmetic> precision = kime::parseChoice<kime::Arithmetic>(cpuPrecision);
+  if (!precision) {
+    std::cerr << "kime-graph-fuzz: --cpu-precision must be " << kime::choiceList<kime::Arithmetic>() << ", not \""
+              << cpuPrecision << "\"\n";
+    return 2;
+  }
+  o.precision = *precision;
+  if (kime::fuzz::targetsFor(o.precision).empty()) {
+    std::cerr << "kime-graph-fuzz: --cpu-precision " << cpuPrecision
+              << ": this CPU runs none of its targets (bf16's needs AVX512-BF16)\n";
+    return 2;
+  }
   if (!write.empty()) {
     kime::fuzz::writeGraph(seed, o, write);
     return 0;
   }
   o.cudaEvery = cudaEvery;
+  if (o.precision != kime::Arithmetic::f32 && o.cudaEvery) {
+    // The CUDA kernels read f32 weights: an artifact of another precision has none.
+    if (cudaEvery.getNumOccurrences()) {
+      std::cerr << "kime-graph-fuzz: --cuda-every: the CUDA kernels are f32; --cpu-precision " << cpuPrecision
+                << " makes CPU code only\n";
+      return 2;
+    }
+    o.cudaEvery = 0;
+  }
   if (!kime::cuda::canMakePtx() && o.cudaEvery) {
     // The default checks PTX where the build makes it; asked for explicitly, it must.
     if (cudaEvery.getNumOccurrences()) {
