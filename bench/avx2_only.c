@@ -2,10 +2,13 @@
 // but none of AVX-512, AVX512-BF16/VNNI/FP16 or AMX, so that a peer that picks its kernels by
 // CPUID (ONNX Runtime's MLAS) runs the kernels it would run on an AVX2-only CPU. kime's paths are
 // forced with kime-run --cpu-target instead; this is for the peers.
+// Built with -DKEEP_AVX512_CORE (bench/run.sh's avx512_core_only.so), the program sees AVX-512 F,
+// CD, BW, DQ and VL but none of the later extensions (VNNI, BF16, IFMA, VBMI, FP16, AMX ...): a
+// Skylake-SP, the AVX-512 CPU without VNNI, whose kernels kime's x86-64-avx512 int8 path meets.
 //
 // How: arch_prctl(ARCH_SET_CPUID, 0) makes the CPUID instruction fault (CPUID faulting, Intel
 // CPUs and KVM guests: /proc/cpuinfo "cpuid_fault"); the SIGSEGV handler runs the real CPUID with
-// faulting briefly off, clears the AVX-512 bits and steps over the instruction. The program's own
+// faulting briefly off, clears the masked bits and steps over the instruction. The program's own
 // SIGSEGV handler (V8 installs one) is kept and called for every other fault. The setting is
 // inherited by threads created later and dropped at exec.
 // Only the ISA the program picks changes: it runs on this CPU's cores, caches and clocks.
@@ -29,15 +32,23 @@ static void real_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]) {
   __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
 }
 
-// Leaf 7: AVX-512 (F, DQ, IFMA, PF, ER, CD, BW, VL; VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ;
-// 4VNNIW, 4FMAPS, VP2INTERSECT, FP16) and AMX (BF16, TILE, INT8); subleaf 1: AVX512-BF16.
+// Leaf 7: AVX-512 F, DQ, CD, BW, VL (ebx 16, 17, 28, 30, 31: kept with KEEP_AVX512_CORE), IFMA,
+// PF, ER (ebx 21, 26, 27); VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ (ecx 1, 6, 11, 12, 14); 4VNNIW,
+// 4FMAPS, VP2INTERSECT, FP16, AMX BF16, TILE, INT8 (edx 2, 3, 8, 23, 22, 24, 25); subleaf 1:
+// AVX-VNNI and AVX512-BF16 (eax 4, 5).
+#ifdef KEEP_AVX512_CORE
+static const uint32_t kEbxMasked = (1u << 21) | (1u << 26) | (1u << 27);
+#else
+static const uint32_t kEbxMasked =
+    (1u << 16) | (1u << 17) | (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) | (1u << 30) | (1u << 31);
+#endif
 static void mask(uint32_t leaf, uint32_t sub, uint32_t r[4]) {
   if (leaf == 7 && sub == 0) {
-    r[1] &= ~((1u << 16) | (1u << 17) | (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) | (1u << 30) | (1u << 31));
+    r[1] &= ~kEbxMasked;
     r[2] &= ~((1u << 1) | (1u << 6) | (1u << 11) | (1u << 12) | (1u << 14));
     r[3] &= ~((1u << 2) | (1u << 3) | (1u << 8) | (1u << 22) | (1u << 23) | (1u << 24) | (1u << 25));
   } else if (leaf == 7 && sub == 1) {
-    r[0] &= ~(1u << 5);
+    r[0] &= ~((1u << 4) | (1u << 5));
   }
 }
 

@@ -18,7 +18,9 @@
 #              the int8 tables: kime-compile --cpu-precision int8 on each of its x86 code paths
 #              this CPU runs (AVX2, AVX-512, AVX512-VNNI), and --cpu-precision int8pairs on AVX2,
 #              beside kime f32 and ORT's int8 path (bench/onnx_int8.py) on the same ISA: AVX2
-#              against ORT's int8 with CPUID masked to AVX2 where it can be.
+#              against ORT's int8 with CPUID masked to AVX2 where it can be, and AVX-512 (without
+#              VNNI) against ORT's int8 with CPUID masked to AVX-512 without VNNI where the CPU
+#              has VNNI (bench/avx2_only.c built with KEEP_AVX512_CORE: a Skylake-SP's view).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 configs=("${@:-small base}")
@@ -39,13 +41,20 @@ done < "$out/peaks.txt"
 targets=()
 while read -r isa _; do targets+=("x86-64-$isa"); done < "$out/peaks.txt"
 # ORT on its AVX2 kernels too, where this CPU has more and CPUID can be masked.
-ort_avx2=0
+ort_avx2=0 ort_avx512core=0
 if [[ " ${targets[*]} " == *" x86-64-avx512 "* ]]; then
   gcc -O2 -shared -fPIC "$root/bench/avx2_only.c" -o "$out/avx2_only.so" -ldl
   gcc -O2 "$root/bench/cpuid_probe.c" -o "$out/cpuid_probe"
   if LD_PRELOAD="$out/avx2_only.so" "$out/cpuid_probe" 2>&1 | tr '\n' ' ' | grep -q 'avx2 1 avx512f 0'; then
     ort_avx2=1
     echo "# ONNX Runtime also on its AVX2 kernels: CPUID masked to show no AVX-512 (bench/avx2_only.c)"
+    # and its int8 on the AVX-512 kernels of a CPU without VNNI, where this one has VNNI.
+    gcc -O2 -shared -fPIC -DKEEP_AVX512_CORE "$root/bench/avx2_only.c" -o "$out/avx512_core_only.so" -ldl
+    if grep -qw avx512_vnni /proc/cpuinfo && LD_PRELOAD="$out/avx512_core_only.so" "$out/cpuid_probe" 2>&1 |
+      tr '\n' ' ' | grep -q 'avx512f 1 avx512bw 1 avx512_vnni 0'; then
+      ort_avx512core=1
+      echo "# ONNX Runtime's int8 also on its AVX-512 kernels without VNNI: CPUID masked (avx512_core_only.so)"
+    fi
   else
     echo "# ONNX Runtime on its AVX-512 kernels only: this CPU cannot make CPUID fault (no cpuid_fault)"
   fi
@@ -105,6 +114,7 @@ PY
   : > "$case_dir/ort-avx2.jsonl"
   : > "$case_dir/ort-int8.jsonl"
   : > "$case_dir/ort-int8-avx2.jsonl"
+  : > "$case_dir/ort-int8-avx512core.jsonl"
   peers=0 ort_int8=0
   if [ -n "${KIME_PEERS:-}" ] && [ -d "$KIME_PEERS/node/node_modules/onnxruntime-node" ]; then
     (cd "$KIME_PEERS" && /usr/bin/python3 export_onnx.py "$case_dir" > "$case_dir/export.log" 2>&1)
@@ -138,6 +148,8 @@ PY
         (cd "$KIME_PEERS" && LD_PRELOAD="$out/avx2_only.so" node bench_ort.js "$case_dir" "$s" >> "$case_dir/ort-avx2.jsonl")
       [ "$ort_int8" = 0 ] || [ "$ort_avx2" = 0 ] || (cd "$KIME_PEERS" &&
         LD_PRELOAD="$out/avx2_only.so" node bench_ort.js "$case_dir/int8" "$s" >> "$case_dir/ort-int8-avx2.jsonl")
+      [ "$ort_int8" = 0 ] || [ "$ort_avx512core" = 0 ] || (cd "$KIME_PEERS" && LD_PRELOAD="$out/avx512_core_only.so" \
+        node bench_ort.js "$case_dir/int8" "$s" >> "$case_dir/ort-int8-avx512core.jsonl")
     done
   done
   python3 - "$case_dir" "$out/peaks.txt" "${targets[*]}" "${int8_targets[*]}" $shapes <<'PY'
@@ -239,13 +251,18 @@ if ort_int8:
         print(f"{s:>7} {o8:11.2f} " + (f"{o32:10.2f} {o32 / o8:7.2f}x" if o32 else f"{'-':>10} {'-':>8}") + " " +
               (f"{k:11.2f} {k / o8:8.2f}x" if k else f"{'-':>11} {'-':>9}"))
 # kime int8 (--cpu-precision int8), each of its paths beside kime f32 on the same ISA (AVX-512's
-# for VNNI) and ORT's int8 path on the same ISA (its AVX2 kernels under bench/avx2_only.c for
-# kime's AVX2 path, where CPUID could be masked), all in the same rounds; then int8pairs on AVX2.
-ort_int8_avx2 = ort_runs(f"{case}/ort-int8-avx2.jsonl")
+# for VNNI) and ORT's int8 path on the same ISA where CPUID could be masked (its AVX2 kernels
+# under avx2_only.so for kime's AVX2 path, its AVX-512 kernels without VNNI under
+# avx512_core_only.so for kime's AVX-512 one), all in the same rounds; then int8pairs on AVX2.
+ort_int8_masked = {"x86-64-avx2": (ort_runs(f"{case}/ort-int8-avx2.jsonl"),
+                                   "its AVX2 kernels (CPUID masked: bench/avx2_only.c)"),
+                   "x86-64-avx512": (ort_runs(f"{case}/ort-int8-avx512core.jsonl"),
+                                     "its AVX-512 kernels without VNNI (CPUID masked: avx512_core_only.so)")}
 def int8_table(precision, t, rounds):
     f32 = kime_rounds(f"{case}/kime-{t if t in targets else 'x86-64-avx512'}.txt")
-    peer = ort_int8_avx2 if t == "x86-64-avx2" and ort_int8_avx2 else ort_runs(f"{case}/ort-int8.jsonl")
-    peer_name = "its AVX2 kernels (CPUID masked: bench/avx2_only.c)" if peer is ort_int8_avx2 else native
+    peer, peer_name = ort_int8_masked.get(t, ({}, ""))
+    if not peer:
+        peer, peer_name = ort_runs(f"{case}/ort-int8.jsonl"), native
     print(f"\n### kime int8 (--cpu-precision {precision}), {t}; ORT int8: {peer_name}")
     print(f"{'S x L':>7} {'int8 ms':>8} {'f32 ms':>8} {'f32/int8':>8} {'ORT int8':>8} {'ORT/kime':>8} {'rounds':>9} "
           f"{'allocs':>6}")
