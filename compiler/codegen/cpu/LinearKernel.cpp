@@ -65,9 +65,9 @@ void quantizeRows(Linear& L, const KernelShape& s, const LinearSpec& l, Int8Dot 
   L.xInverse(rb) = 127.0f / L.xMax(rb);
   Expr q = clamp(round(L.x(i, xrow(rb)) * L.xInverse(rb)), -127.0f, 127.0f);
   Expr qi = select(L.xScale(rb) > 0.0f, cast<int>(q), 0);
-  L.xq(i, rb) = dot == Int8Dot::U8S8Quads || dot == Int8Dot::U8S8Pairs ? cast<uint8_t>(qi + 128)
-                : dot == Int8Dot::S16Pairs                             ? cast<int16_t>(qi)
-                                                                       : cast<int8_t>(qi);
+  L.xq(i, rb) = offsetsInputs(dot)         ? cast<uint8_t>(qi + 128)
+                : dot == Int8Dot::S16Pairs ? cast<int16_t>(qi)
+                                           : cast<int8_t>(qi);
 }
 
 // u8 x s8 pairs (vpmaddubsw): a quad's two pair sums (h), each of x + 128 (u8) by the weights
@@ -150,7 +150,7 @@ void defineLinear(Linear& L, const KernelShape& s, const LinearSpec& l, const Li
   auto value = [&](Func& acc, ImageParam& scales, ImageParam& b, bool hasBias, Expr col) -> Expr {
     if (!l.int8()) return acc(col, r);
     Expr sum = acc(col, r);
-    if (dot == Int8Dot::U8S8Quads || dot == Int8Dot::U8S8Pairs) sum -= 128 * cast<int32_t>(scales(col, 1));
+    if (offsetsInputs(dot)) sum -= 128 * cast<int32_t>(scales(col, 1));
     Expr v = cast<float>(sum) * (L.xScale(r) * scales(col, 0));
     return hasBias ? v + b(col) : v;
   };

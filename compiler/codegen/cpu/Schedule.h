@@ -26,6 +26,9 @@ enum class Int8Dot {
 };
 // Whether a flavour keeps each quad's two pairs' sums apart until the epilogue.
 inline bool inPairs(Int8Dot d) { return d == Int8Dot::S16Pairs || d == Int8Dot::S8Pairs; }
+// Whether a flavour multiplies u8 inputs (the s8 ones + 128), so that the sums take 128 times the
+// column's weight sum back out.
+inline bool offsetsInputs(Int8Dot d) { return d == Int8Dot::U8S8Quads || d == Int8Dot::U8S8Pairs; }
 const char* int8DotName(Int8Dot d);
 
 // What a schedule needs to know of a target's vector unit.
