@@ -57,7 +57,6 @@ RefWeights nudged(const RefWeights& weights, uint64_t seed) {
   return out;
 }
 
-// Runs every bucket's generated batches on the executor and the reference; records the worst.
 // What a Graph's outputs are held to: `want` computes as the kernels' arithmetic does (int8's
 // quantization; f32 and bf16 exactly), within `tolerance`; `exact` and `nudged` (the weights moved
 // by one f32 rounding), both exact, measure how far the Graph amplifies rounding.
@@ -66,6 +65,7 @@ struct References {
   Tolerance tolerance;
 };
 
+// Runs every bucket's generated batches on the executor and the references; records the worst.
 // Each output may be off by the precision's tolerance plus kConditioning times how far the exact
 // reference moves when the weights are nudged by one f32 rounding: a deep random Graph can
 // amplify f32 rounding past the fixed tolerance (attention at a large scale, norms of small

@@ -73,7 +73,7 @@ static bool sapphireRapids(const std::string& target) {
 static std::string kernelHalideTarget(const std::string& target, const KernelSpec* spec) {
   const LinearSpec* l = spec ? spec->maybe<LinearSpec>() : nullptr;
   if (sapphireRapids(target) && !(l && (l->bf16() || l->int8())))
-    return "x86-64-linux-avx-avx2-f16c-fma-sse41-avx512-avx512_skylake-avx512_cannonlake";
+    return halideTarget(kime_cpu_target_names[KIME_CPU_X86_64_AVX512]) + "-avx512_cannonlake";
   return halideTarget(target);
 }
 
