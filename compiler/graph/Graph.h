@@ -88,21 +88,35 @@ struct WeightDecl {
   bool operator==(const WeightDecl& o) const { return name == o.name && shape == o.shape && dtype == o.dtype; }
 };
 
+// One of the Graph's outputs: its name and the value it is (docs/graph-format.md: [M], [M, K],
+// [S] or [S, K] f32).
+struct GraphOutput {
+  std::string name;
+  std::string value;
+
+  bool operator==(const GraphOutput& o) const { return name == o.name && value == o.value; }
+};
+
 struct Graph {
   // The format written; a reader takes every format from 1 to it (docs/graph-format.md).
-  static constexpr int kFormat = 2;
+  static constexpr int kFormat = 3;
   std::string name;
   int64_t vocab = 0;  // token ids must be below it
   int64_t types = 0;  // question types must be below it
   std::vector<WeightDecl> weights;
   std::vector<Node> nodes;
-  std::string logits;  // the value that is output `logits` [M]
-  std::string act;     // the value that is output `act` [S, 2]
+  std::vector<GraphOutput> outputs;  // in order; format 1 and 2: logits [M], act [S, 2]
 
   bool operator==(const Graph& o) const {
     return name == o.name && vocab == o.vocab && types == o.types && weights == o.weights && nodes == o.nodes &&
-           logits == o.logits && act == o.act;
+           outputs == o.outputs;
   }
+  // The seed's outputs: logits (the value `logits`, [M]) and act (`act`, [S, 2]).
+  void setSeedOutputs(const std::string& logits, const std::string& act) {
+    outputs = {{"logits", logits}, {"act", act}};
+  }
+  // Whether its outputs are named as the seed's (logits, act), the default of formats 1 and 2.
+  bool hasSeedOutputs() const { return outputs.size() == 2 && outputs[0].name == "logits" && outputs[1].name == "act"; }
 };
 
 // The batch's arrays as graph inputs, in order: name and shape.
@@ -130,6 +144,12 @@ std::string describeNode(const Graph& g, size_t index);
 // Checks names, order, operand references, attributes and every node's shape rule; throws
 // CompileError naming the node and the field. Returns each node's result shape, by node index.
 std::vector<shapes::Shape> checkGraph(const Graph& g);
+
+// The outputs of a checked graph as the runtime describes them: name, rows (per marker or per
+// sequence) and width.
+std::vector<OutputDesc> outputDescs(const Graph& g);
+// The output a value's shape makes ([M], [M, K], [S], [S, K] f32), or nothing.
+std::optional<OutputDesc> outputOfShape(const std::string& name, const shapes::Shape& s);
 
 // Reads and writes the JSON form. `source` names the input in messages (a file name).
 Graph parseGraphJson(const std::string& text, const std::string& source);

@@ -250,6 +250,24 @@ void declareWeights(const Graph& g, Values& values, std::set<std::string>& unuse
   }
 }
 
+// Each output names a value of an output's shape, under a name of its own.
+void checkOutputs(const Graph& g, const Values& values) {
+  auto fail = [](const std::string& m) { throw CompileError(m); };
+  if (g.outputs.empty()) fail("the graph has no outputs");
+  std::set<std::string> names;
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const GraphOutput& o = g.outputs[i];
+    const std::string where = "output " + std::to_string(i) + " (\"" + o.name + "\")";
+    if (o.name.empty()) fail("output " + std::to_string(i) + " has no name");
+    if (!names.insert(o.name).second) fail(where + ": the name is already taken by another output");
+    auto it = values.find(o.value);
+    if (it == values.end()) fail(where + " names \"" + o.value + "\", which is not a value");
+    if (!outputOfShape(o.name, it->second))
+      fail(where + " must be [M], [M, K], [S] or [S, K] f32 (per marker or per sequence), but \"" + o.value + "\" is " +
+           shapes::str(it->second.dims) + " " + shapes::str(it->second.dtype));
+  }
+}
+
 }  // namespace
 
 std::vector<Shape> checkGraph(const Graph& g) {
@@ -276,18 +294,27 @@ std::vector<Shape> checkGraph(const Graph& g) {
     result.push_back(r.shape);
   }
 
-  auto output = [&](const char* what, const std::string& ref, const Shape& want) {
-    if (ref.empty()) fail(std::string("output \"") + what + "\" is missing");
-    auto it = values.find(ref);
-    if (it == values.end()) fail(std::string("output \"") + what + "\" names \"" + ref + "\", which is not a value");
-    if (!(it->second == want))
-      fail(std::string("output \"") + what + "\" must be " + shapes::str(want.dims) + " " + shapes::str(want.dtype) +
-           ", but \"" + ref + "\" is " + shapes::str(it->second.dims) + " " + shapes::str(it->second.dtype));
-  };
-  output("logits", g.logits, {{shapes::Dim::symbol(shapes::Sym::M)}, shapes::DType::F32});
-  output("act", g.act, {{shapes::Dim::symbol(shapes::Sym::S), shapes::Dim::fixed(2)}, shapes::DType::F32});
+  checkOutputs(g, values);
   if (!unusedWeights.empty()) fail("weight \"" + *unusedWeights.begin() + "\" is declared but no node reads it");
   return result;
+}
+
+std::optional<OutputDesc> outputOfShape(const std::string& name, const Shape& s) {
+  if (s.dtype != shapes::DType::F32 || s.dims.empty() || s.dims.size() > 2) return std::nullopt;
+  const shapes::Sym rows = s.dims[0].sym;
+  if (rows != shapes::Sym::M && rows != shapes::Sym::S) return std::nullopt;
+  if (s.dims.size() == 2 && (!s.dims[1].isStatic() || s.dims[1].value < 1)) return std::nullopt;
+  const size_t width = s.dims.size() == 2 ? size_t(s.dims[1].value) : 1;
+  return OutputDesc{name, rows == shapes::Sym::M ? OutputKind::PerMarker : OutputKind::PerSequence, width};
+}
+
+std::vector<OutputDesc> outputDescs(const Graph& g) {
+  const std::vector<Shape> shapes = checkGraph(g);
+  std::map<std::string, const Shape*> byName;
+  for (size_t i = 0; i < g.nodes.size(); ++i) byName[g.nodes[i].name] = &shapes[i];
+  std::vector<OutputDesc> out;
+  for (const GraphOutput& o : g.outputs) out.push_back(*outputOfShape(o.name, *byName.at(o.value)));
+  return out;
 }
 
 }  // namespace kime

@@ -79,6 +79,40 @@ static Node parseNode(const Json& j, size_t index, const std::string& source, in
   return n;
 }
 
+// Formats 1 and 2 have the seed's outputs only: logits [M] and act [S, 2].
+static void checkSeedOutputs(const Graph& g, const std::vector<shapes::Shape>& shapes, int64_t format) {
+  const shapes::Shape want[2] = {{{shapes::Dim::symbol(shapes::Sym::M)}, shapes::DType::F32},
+                                 {{shapes::Dim::symbol(shapes::Sym::S), shapes::Dim::fixed(2)}, shapes::DType::F32}};
+  for (size_t i = 0; i < 2; ++i) {
+    const GraphOutput& o = g.outputs[i];
+    for (size_t n = 0; n < g.nodes.size(); ++n)
+      if (g.nodes[n].name == o.value && !(shapes[n] == want[i]))
+        throw CompileError("output \"" + o.name + "\" must be " + shapes::str(want[i].dims) + " f32 in graph format " +
+                           std::to_string(format) + ", but \"" + o.value + "\" is " + shapes::str(shapes[n].dims) +
+                           " " + shapes::str(shapes[n].dtype) + " (format 3 has outputs of any width)");
+  }
+}
+
+// Format 3: [{"name": NAME, "value": VALUE}, ...]; formats 1 and 2: {"logits": VALUE, "act": VALUE}.
+static std::vector<GraphOutput> parseOutputs(const Json& outputs, const std::string& source, int64_t format) {
+  const std::string where = source + ": outputs";
+  std::vector<GraphOutput> out;
+  if (format < 3) {
+    json::requireObject(outputs, where);
+    json::onlyKeys(outputs, {"logits", "act"}, where);
+    out = {{"logits", json::stringField(outputs, "logits", where)}, {"act", json::stringField(outputs, "act", where)}};
+    return out;
+  }
+  if (!outputs.is_array()) throw CompileError(where + " must be an array of {\"name\", \"value\"} (graph format 3)");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string at = where + " " + std::to_string(i);
+    json::requireObject(outputs[i], at);
+    json::onlyKeys(outputs[i], {"name", "value"}, at);
+    out.push_back({json::stringField(outputs[i], "name", at), json::stringField(outputs[i], "value", at)});
+  }
+  return out;
+}
+
 Graph parseGraphJson(const std::string& text, const std::string& source) {
   Json j = json::parse(text, source);
   json::requireObject(j, source);
@@ -102,15 +136,11 @@ Graph parseGraphJson(const std::string& text, const std::string& source) {
   if (!nodes.is_array()) throw CompileError(source + ": field \"nodes\" must be an array");
   for (size_t i = 0; i < nodes.size(); ++i) g.nodes.push_back(parseNode(nodes[i], i, source, format));
 
-  const Json& outputs = json::field(j, "outputs", source);
-  std::string where = source + ": outputs";
-  json::requireObject(outputs, where);
-  json::onlyKeys(outputs, {"logits", "act"}, where);
-  g.logits = json::stringField(outputs, "logits", where);
-  g.act = json::stringField(outputs, "act", where);
+  g.outputs = parseOutputs(json::field(j, "outputs", source), source, format);
 
   try {
-    checkGraph(g);
+    const std::vector<shapes::Shape> shapes = checkGraph(g);
+    if (format < 3) checkSeedOutputs(g, shapes, format);
   } catch (const CompileError& e) {
     throw CompileError(source + ": " + e.what());
   }
@@ -123,7 +153,14 @@ std::string writeGraphJson(const Graph& g) {
   // Written by hand around nlohmann so that each weight and node stays on one line.
   auto line = [](const OJson& j) { return j.dump(); };
   std::string s = "{\n";
-  s += "  \"format\": " + std::to_string(Graph::kFormat) + ",\n";
+  // The oldest format that holds it: the seed's outputs are format 2's.
+  bool seed = g.hasSeedOutputs();
+  try {
+    if (seed) checkSeedOutputs(g, checkGraph(g), 2);
+  } catch (const CompileError&) {
+    seed = false;  // named as the seed's, not of their shapes: format 3
+  }
+  s += "  \"format\": " + std::to_string(seed ? 2 : Graph::kFormat) + ",\n";
   s += "  \"name\": " + OJson(g.name).dump() + ",\n";
   s += "  \"vocab\": " + std::to_string(g.vocab) + ",\n";
   s += "  \"types\": " + std::to_string(g.types) + ",\n";
@@ -157,7 +194,15 @@ std::string writeGraphJson(const Graph& g) {
     s += "    " + line(j) + (i + 1 < g.nodes.size() ? ",\n" : "\n");
   }
   s += "  ],\n";
-  s += "  \"outputs\": " + line({{"logits", g.logits}, {"act", g.act}}) + "\n}\n";
+  if (seed) {
+    s += "  \"outputs\": " + line({{"logits", g.outputs[0].value}, {"act", g.outputs[1].value}}) + "\n}\n";
+    return s;
+  }
+  s += "  \"outputs\": [\n";
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    s += "    " + line({{"name", g.outputs[i].name}, {"value", g.outputs[i].value}}) +
+         (i + 1 < g.outputs.size() ? ",\n" : "\n");
+  s += "  ]\n}\n";
   return s;
 }
 

@@ -142,9 +142,9 @@ Graph buildEncoderGraph(const ModelConfig& c, shapes::DType dtype, const std::st
   std::string f = b.norm(c, "final_norm", x);
   std::string rows = b.node(OpKind::GatherMarkers, "head.marker.rows", {f, "cu", "markers", "mcu"});
   std::string logit = b.linear("head.marker", rows, 1, c.hidden, true);
-  g.logits = b.node(OpKind::Squeeze, "head.marker.logits", {logit});
+  const std::string logits = b.node(OpKind::Squeeze, "head.marker.logits", {logit});
   std::string first = b.node(OpKind::FirstRows, "head.act.rows", {f, "cu"});
-  g.act = b.linear("head.act", first, 2, c.hidden, true);
+  g.setSeedOutputs(logits, b.linear("head.act", first, 2, c.hidden, true));
   checkGraph(g);  // the builder's own output must always be a valid graph
   return g;
 }

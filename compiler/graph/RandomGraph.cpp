@@ -35,8 +35,8 @@ class Generator {
     Value x = embedding();
     for (int64_t l = 0, layers = pick(1, 3); l < layers; ++l) x = block(x);
     if (coin(0.6)) x = norm(x);
-    g_.logits = logits(x);
-    g_.act = act(x);
+    const std::string l = logits(x);  // before act(x): the order the generator draws in
+    g_.setSeedOutputs(l, act(x));
     return std::move(g_);
   }
 

@@ -12,6 +12,7 @@ using namespace mlir;
 
 static constexpr const char* kVocabAttr = "kime.vocab";
 static constexpr const char* kTypesAttr = "kime.types";
+static constexpr const char* kOutputsAttr = "kime.outputs";  // the outputs' names, in order
 
 void loadKimeDialects(MLIRContext& ctx) { ctx.loadDialect<mlir::kime::KimeDialect, func::FuncDialect>(); }
 
@@ -26,12 +27,18 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const Graph& g) {
   auto typeOf = [&](const shapes::Shape& s) { return mlir::kime::KimeTensorType::fromShape(&ctx, s); };
   SmallVector<Type> inputs;
   for (const InputDecl& in : graphInputs()) inputs.push_back(typeOf(in.shape));
-  SmallVector<Type> outputs = {
-      typeOf({{shapes::Dim::symbol(shapes::Sym::M)}, shapes::DType::F32}),
-      typeOf({{shapes::Dim::symbol(shapes::Sym::S), shapes::Dim::fixed(2)}, shapes::DType::F32})};
+  std::map<std::string, shapes::Shape> shapeOf;
+  for (size_t i = 0; i < g.nodes.size(); ++i) shapeOf[g.nodes[i].name] = results[i];
+  SmallVector<Type> outputs;
+  SmallVector<Attribute> outputNames;
+  for (const GraphOutput& o : g.outputs) {
+    outputs.push_back(typeOf(shapeOf.at(o.value)));
+    outputNames.push_back(b.getStringAttr(o.name));
+  }
   auto fn = b.create<func::FuncOp>(loc, g.name, b.getFunctionType(inputs, outputs));
   fn->setAttr(kVocabAttr, b.getI64IntegerAttr(g.vocab));
   fn->setAttr(kTypesAttr, b.getI64IntegerAttr(g.types));
+  if (!g.hasSeedOutputs()) fn->setAttr(kOutputsAttr, b.getArrayAttr(outputNames));  // the seed's are the default
   Block* body = fn.addEntryBlock();
   b.setInsertionPointToEnd(body);
 
@@ -55,7 +62,9 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const Graph& g) {
     st.addTypes(typeOf(results[i]));
     values[n.name] = b.create(st)->getResult(0);
   }
-  b.create<func::ReturnOp>(loc, ValueRange{values.at(g.logits), values.at(g.act)});
+  SmallVector<Value> returned;
+  for (const GraphOutput& o : g.outputs) returned.push_back(values.at(o.value));
+  b.create<func::ReturnOp>(loc, returned);
   if (failed(module->verify()))
     throw CompileError("internal error: the imported graph \"" + g.name + "\" does not verify");
   return module;
@@ -85,6 +94,26 @@ Node exportNode(Operation& op, const DenseMap<Value, std::string>& names) {
       throw CompileError("op " + opName.str() + " \"" + n.name + "\" lacks " + a.field);
   }
   return n;
+}
+
+// The returned values under the names of the function's kime.outputs; without it, the seed's
+// logits and act.
+std::vector<GraphOutput> exportOutputs(func::FuncOp fn, func::ReturnOp ret, const DenseMap<Value, std::string>& names) {
+  std::vector<std::string> outputNames = {"logits", "act"};
+  if (auto a = fn->getAttrOfType<ArrayAttr>(kOutputsAttr)) {
+    outputNames.clear();
+    for (Attribute n : a) {
+      auto s = dyn_cast<StringAttr>(n);
+      if (!s) throw CompileError(std::string("graph function's ") + kOutputsAttr + " must be strings");
+      outputNames.push_back(s.str());
+    }
+  }
+  if (ret.getNumOperands() != outputNames.size())
+    throw CompileError("graph function returns " + std::to_string(ret.getNumOperands()) + " values for its " +
+                       std::to_string(outputNames.size()) + " outputs");
+  std::vector<GraphOutput> out;
+  for (size_t i = 0; i < outputNames.size(); ++i) out.push_back({outputNames[i], names.lookup(ret.getOperand(i))});
+  return out;
 }
 
 }  // namespace
@@ -123,9 +152,7 @@ Graph exportGraph(ModuleOp module) {
       continue;
     }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      if (ret.getNumOperands() != 2) throw CompileError("graph function must return logits and act");
-      g.logits = names.lookup(ret.getOperand(0));
-      g.act = names.lookup(ret.getOperand(1));
+      g.outputs = exportOutputs(fn, ret, names);
       continue;
     }
     Node n = exportNode(op, names);

@@ -83,7 +83,7 @@ void emitText(const CompileOptions& o, const Graph& g, const LoweredModel& m, co
       for (size_t i = 0; i < m.buckets.size(); ++i) out << "// bucket " << describe(m.buckets[i]) << "\n" << m.mlir[i];
       return;
     case Emit::Plan:
-      for (const BucketPlan& p : m.plans) out << planText(p, m.kernels, weights);
+      for (const BucketPlan& p : m.plans) out << planText(p, m.kernels, weights, g.outputs);
       for (const StageBuckets& st : m.stages) {
         out << "stage " << st.name << ": buckets [";
         for (size_t i = 0; i < st.buckets.size(); ++i) out << (i ? "," : "") << st.buckets[i];
@@ -195,7 +195,7 @@ std::optional<Section> expectedSelftest(const CompileOptions& o, const Graph& g,
                        describe(kF32Tolerance) + ")");
   log << "selftest: " << cases.size() << " cases of " << o.selftestFrom << ", the reference within " << d.maxAbs
       << " of them\n";
-  return expectedSelftestSection(cases, stages, cpuTolerance(o));
+  return expectedSelftestSection(cases, outputDescs(g), stages, cpuTolerance(o));
 }
 
 // Stage 5: the artifact written; with --verify checked under a temporary name first, and renamed

@@ -1,7 +1,9 @@
 // A framework's own outputs on sample batches: what PyTorch computed for an exported model
 // (kime.onnx.expected_outputs writes them; docs/onnx.md), as a JSON file
 //   {"cases": [{"name": "...", "batch": {"ids", "cu", "markers", "mcu", "qtype"},
-//               "logits": [...], "act": [[a, b], ...]}, ...]}
+//               OUTPUT: [...] or [[...], ...], ...}, ...]}
+// where each OUTPUT is one of the model's outputs by name (e.g. "logits": [...], "act": [[a, b], ...]):
+// a value per row, or a list of its width per row.
 // kime-import --expect checks an import against them with the f64 reference; kime-compile
 // --selftest-from makes them the artifact's self-test, so a device checks its kernels against
 // the framework's numbers, not only the reference's.
@@ -15,14 +17,23 @@
 #include "checkpoint/Safetensors.h"
 #include "graph/Graph.h"
 #include "kime/tooling/BatchFile.h"
+#include "reference/Reference.h"
 
 namespace kime {
 
 struct ExpectedCase {
   std::string name;
   tooling::OwnedBatch batch;
-  std::vector<double> logits;
-  std::vector<std::array<double, 2>> act;
+  struct Output {
+    std::string name;
+    std::vector<double> values;  // row-major
+    size_t width = 1;            // the inner lists' length (1 for a list of numbers)
+  };
+  std::vector<Output> outputs;  // as the file lists them
+
+  // The outputs in the order and shapes of `descs`: CompileError where one is missing or of
+  // another shape than the batch and `descs` make.
+  RefOutputs inOrder(const std::vector<OutputDesc>& descs) const;
 };
 
 // Reads `path`; throws CompileError naming the file, the case and the field.
@@ -35,7 +46,7 @@ std::vector<ExpectedCase> parseExpectedOutputs(const std::string& text, const st
 struct ExpectedDifference {
   double maxAbs = 0;  // the largest |reference - expected|
   double overBy = 0;  // the largest |difference| / (kF32Tolerance's allowance); over 1 fails
-  std::string worst;  // "case \"b0\": logit 3 is ... but PyTorch says ..."
+  std::string worst;  // "case \"b0\": logits[3] is ... in kime's reference, ... expected"
 };
 ExpectedDifference compareWithReference(const Graph& g, const Checkpoint& ck, const std::vector<ExpectedCase>& cases);
 

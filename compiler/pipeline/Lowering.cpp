@@ -455,8 +455,7 @@ BucketPlan lowerBucket(MLIRContext& ctx, const Graph& g, const Bucket& bucket, i
       plan.steps.push_back(std::move(step));
     }
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-    plan.logits = arenaArg(ret.getOperand(0));
-    plan.act = arenaArg(ret.getOperand(1));
+    for (Value v : ret.getOperands()) plan.outputs.push_back(arenaArg(v));
   }
   return plan;
 }

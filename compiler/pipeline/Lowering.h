@@ -35,7 +35,7 @@ struct BucketPlan {
   Bucket bucket;
   int64_t arena = 0;  // bytes
   std::vector<PlanStep> steps;
-  PlanArg logits, act;  // where the outputs are in the arena
+  std::vector<PlanArg> outputs;  // where the Graph's outputs are in the arena, in its order
 };
 
 // Runs kime-specialize-bucket, kime-prune-rows (unless off), kime-fuse, kime-plan-memory

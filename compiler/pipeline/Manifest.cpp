@@ -42,8 +42,7 @@ std::unique_ptr<fb::BucketT> bucketOf(const BucketPlan& p, const KernelRegistry&
     }
     b->steps.push_back(std::move(step));
   }
-  b->logits = std::make_unique<fb::Arg>(argOf(p.logits));
-  b->act = std::make_unique<fb::Arg>(argOf(p.act));
+  for (const PlanArg& a : p.outputs) b->outputs.push_back(argOf(a));
   return b;
 }
 
@@ -90,6 +89,13 @@ Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredMo
   t.vocab = uint64_t(g.vocab);
   t.types = uint64_t(g.types);
   t.max_seq_len = learnedPositions(g);
+  for (const OutputDesc& d : outputDescs(g)) {
+    auto x = std::make_unique<fb::OutputT>();
+    x->name = d.name;
+    x->kind = uint8_t(d.kind);
+    x->width = uint32_t(d.width);
+    t.outputs.push_back(std::move(x));
+  }
   for (const GatherLimit& l : gatherLimits(g)) {
     auto x = std::make_unique<fb::GatherLimitT>();
     x->index = uint8_t(l.index);

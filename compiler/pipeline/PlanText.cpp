@@ -42,7 +42,8 @@ std::string argText(const PlanArg& a, const WeightPacker& w) {
 
 }  // namespace
 
-std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightPacker& w) {
+std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightPacker& w,
+                     const std::vector<GraphOutput>& outputs) {
   const size_t generic = size_t(std::count_if(p.steps.begin(), p.steps.end(), [&](const PlanStep& st) {
     return kime_class_is_generic(k.specs[size_t(st.kernel)].kind());
   }));
@@ -54,7 +55,9 @@ std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightP
     for (size_t i = 0; i + 1 < st.args.size(); ++i) s += (i ? ", " : "") + argText(st.args[i], w);
     s += ") -> " + argText(st.args.back(), w) + "\n";
   }
-  s += "  logits " + argText(p.logits, w) + ", act " + argText(p.act, w) + "\n";
+  for (size_t i = 0; i < p.outputs.size(); ++i)
+    s += (i ? ", " : "  ") + outputs[i].name + " " + argText(p.outputs[i], w);
+  s += "\n";
   return s;
 }
 

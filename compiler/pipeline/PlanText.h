@@ -12,7 +12,8 @@ namespace kime {
 // A line for the bucket, then one per kernel call: its kernel, node, arguments and output (an
 // input in:NAME[ROWS], a weight w:NAME[SHAPE] with its layout's mark, an arena range
 // @OFFSET[ROWS, COLS]), then where the outputs lie.
-std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightPacker& w);
+std::string planText(const BucketPlan& p, const KernelRegistry& k, const WeightPacker& w,
+                     const std::vector<GraphOutput>& outputs);
 
 }  // namespace kime
 

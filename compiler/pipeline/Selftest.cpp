@@ -26,9 +26,9 @@ OJson batchJson(const tooling::OwnedBatch& b) {
 
 namespace fb = kime::schema;
 
-// The reference's outputs as the cache keeps them (JSON, this file's own).
-constexpr const char kLogits[] = "logits";
-constexpr const char kAct[] = "act";
+// The reference's outputs as the cache keeps them (JSON, this file's own): {"outputs": [[...], ...]},
+// each output's values row-major, in the Graph's order.
+constexpr const char kOutputs[] = "outputs";
 
 struct Drawn {
   std::string stage;
@@ -52,7 +52,8 @@ std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const 
         ContentHash().add("reference outputs").add(cache.model).add(batchJson(drawn[i].batch.batch).dump()).hex());
     std::optional<std::string> hit = cache.cache ? cache.cache->get(keys.back()) : std::nullopt;
     if (hit) out[i] = OJson::parse(*hit, nullptr, false);
-    const bool whole = hit && out[i].is_object() && out[i].contains(kLogits) && out[i].contains(kAct);
+    const bool whole = hit && out[i].is_object() && out[i].contains(kOutputs) && out[i][kOutputs].is_array() &&
+                       out[i][kOutputs].size() == g.outputs.size();
     if (!whole) missing.push_back(i);
   }
   if (missing.empty()) return out;
@@ -68,9 +69,7 @@ std::vector<OJson> referenceOutputs(const Graph& g, const Checkpoint& ck, const 
           RefOutputs want;
           if (auto err = reference.evaluate(drawn[i].batch.batch.view(), want))
             throw CompileError("--selftest: reference: " + err->text());
-          OJson act = OJson::array();
-          for (const auto& a : want.act) act.push_back({a[0], a[1]});
-          all.push_back({{kLogits, want.logits}, {kAct, act}});
+          all.push_back({{kOutputs, want.values}});
         }
         return all.dump();
       },
@@ -122,8 +121,7 @@ void checkSelftestCount(const std::vector<Stage>& stages, size_t count) {
 namespace {
 
 std::unique_ptr<fb::CaseT> caseOf(const std::string& stage, size_t bucket, const std::string& name,
-                                  const tooling::OwnedBatch& b, const std::vector<double>& logits,
-                                  const std::vector<std::array<double, 2>>& act) {
+                                  const tooling::OwnedBatch& b, const RefOutputs& outputs) {
   auto c = std::make_unique<fb::CaseT>();
   c->stage = stage;
   c->bucket = uint32_t(bucket);
@@ -133,8 +131,10 @@ std::unique_ptr<fb::CaseT> caseOf(const std::string& stage, size_t bucket, const
   c->markers = b.markers;
   c->mcu = b.mcu;
   c->qtype = b.qtype;
-  c->logits = logits;
-  for (const auto& a : act) c->act.insert(c->act.end(), a.begin(), a.end());
+  for (const std::vector<double>& v : outputs.values) {
+    c->outputs.push_back(std::make_unique<fb::ValuesT>());
+    c->outputs.back()->values = v;
+  }
   return c;
 }
 
@@ -153,8 +153,8 @@ Section sectionOf(Tolerance cpu, std::vector<std::unique_ptr<fb::CaseT>> cases) 
 
 }  // namespace
 
-Section expectedSelftestSection(const std::vector<ExpectedCase>& cases, const std::vector<Stage>& stages,
-                                Tolerance cpu) {
+Section expectedSelftestSection(const std::vector<ExpectedCase>& cases, const std::vector<OutputDesc>& outputs,
+                                const std::vector<Stage>& stages, Tolerance cpu) {
   std::vector<std::unique_ptr<fb::CaseT>> out;
   for (const ExpectedCase& c : cases) {
     const tooling::OwnedBatch& b = c.batch;
@@ -163,7 +163,7 @@ Section expectedSelftestSection(const std::vector<ExpectedCase>& cases, const st
     for (const Stage& st : stages)  // in the first bucket of each stage that holds it
       for (size_t i = 0; i < st.buckets.size(); ++i)
         if (st.buckets[i].holds(b.ids.size(), seqs, b.markers.size())) {
-          out.push_back(caseOf(st.name, i, c.name, c.batch, c.logits, c.act));
+          out.push_back(caseOf(st.name, i, c.name, c.batch, c.inOrder(outputs)));
           held = true;
           break;
         }
@@ -182,8 +182,7 @@ Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<
   std::vector<std::unique_ptr<fb::CaseT>> cases;
   for (size_t i = 0; i < drawn.size(); ++i)
     cases.push_back(caseOf(drawn[i].stage, drawn[i].bucket, drawn[i].batch.name, drawn[i].batch.batch,
-                           outputs[i].at(kLogits).get<std::vector<double>>(),
-                           outputs[i].at(kAct).get<std::vector<std::array<double, 2>>>()));
+                           {outputs[i].at(kOutputs).get<std::vector<std::vector<double>>>()}));
   return sectionOf(cpu, std::move(cases));
 }
 

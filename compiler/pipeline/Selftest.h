@@ -36,10 +36,10 @@ Section selftestSection(const Graph& g, const Checkpoint& ck, const std::vector<
                         Tolerance cpu, const ReferenceCache& cache);
 
 // kime-compile --selftest-from: the self-test of a framework's outputs (ExpectedOutputs.h), each
-// case in the first bucket that holds it of every stage. Throws CompileError naming a case that
-// no bucket holds.
-Section expectedSelftestSection(const std::vector<ExpectedCase>& cases, const std::vector<Stage>& stages,
-                                Tolerance cpu);
+// case in the first bucket that holds it of every stage, its outputs in the order of `outputs`
+// (the model's). Throws CompileError naming a case that no bucket holds or that lacks an output.
+Section expectedSelftestSection(const std::vector<ExpectedCase>& cases, const std::vector<OutputDesc>& outputs,
+                                const std::vector<Stage>& stages, Tolerance cpu);
 
 }  // namespace kime
 

@@ -16,6 +16,7 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
   const size_t cap = learnedPositions(g);
   size_t checked = 0;
   RefSession reference(g, ck);
+  const std::vector<OutputDesc>& outputs = (*model)->outputs();
   for (const Stage& st : stages) {
     auto exec = Executor::create(*model, st.name);
     if (!exec) throw CompileError("--verify: " + exec.error().text());
@@ -38,10 +39,13 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
                                "\": " + what + " is " + std::to_string(x) + " but the reference says " +
                                std::to_string(y));
         };
-        for (size_t k = 0; k < want.logits.size(); ++k)
-          cmp(got.logits[k], want.logits[k], "logit " + std::to_string(k));
-        for (size_t s = 0; s < want.act.size(); ++s)
-          for (int c = 0; c < 2; ++c) cmp(got.act[s][c], want.act[s][c], "act " + std::to_string(s));
+        const bool same = forEachOutputValue(got, want, [&](double x, double y, size_t o, size_t k) {
+          if (!withinTolerance(x, y, tolerance)) cmp(x, y, describeOutputValue(outputs[o], k));
+          worst = std::max(worst, std::fabs(x - y));
+        });
+        if (!same)
+          throw CompileError("--verify: stage " + st.name + " bucket " + describe(b) + ", batch \"" + nb.name +
+                             "\": the outputs' sizes are not the reference's");
         ++checked;
       }
       log << "verify: stage " << st.name << " bucket " << describe(b) << ": ok (max abs diff " << std::scientific

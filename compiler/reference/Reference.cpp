@@ -167,11 +167,11 @@ class Evaluator {
         if (lastRead[ref] == i) release(ref);
       if (!lastRead.count(n.name)) release(n.name);
     }
-    const Value& logits = values_.at(g_.logits);
-    const Value& act = values_.at(g_.act);
-    out.logits.assign(logits.values().begin(), logits.values().end());
-    out.act.resize(act.rows);
-    for (size_t s = 0; s < act.rows; ++s) out.act[s] = {act.row(s)[0], act.row(s)[1]};
+    out.values.resize(g_.outputs.size());
+    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+      const Value& v = values_.at(g_.outputs[i].value);
+      out.values[i].assign(v.values().begin(), v.values().end());
+    }
     return std::nullopt;
   }
 
@@ -188,10 +188,14 @@ class Evaluator {
     return out;
   }
 
+  bool isOutput(const std::string& name) const {
+    return std::any_of(g_.outputs.begin(), g_.outputs.end(), [&](const GraphOutput& o) { return o.value == name; });
+  }
+
   // A value no later node reads gives its storage back (the outputs and the caller's weights stay).
   void release(const std::string& name) {
     auto it = values_.find(name);
-    if (it == values_.end() || it->second.shared || name == g_.logits || name == g_.act) return;
+    if (it == values_.end() || it->second.shared || isOutput(name)) return;
     pool_.give(std::move(it->second.data));
     values_.erase(it);
   }
@@ -457,7 +461,8 @@ std::vector<const WeightDecl*> linearWeights(const Graph& g) {
 
 // The weights that nothing but a linear's weight operand reads (not an output either).
 std::set<std::string> linearOnlyWeights(const Graph& g) {
-  std::set<std::string> other = {g.logits, g.act};
+  std::set<std::string> other;
+  for (const GraphOutput& o : g.outputs) other.insert(o.value);
   for (const Node& n : g.nodes)
     for (size_t i = 0; i < n.operands.size(); ++i)
       if (n.kind != OpKind::Linear || i != 1) other.insert(n.operands[i]);

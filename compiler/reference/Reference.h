@@ -22,11 +22,8 @@
 
 namespace kime {
 
-// The outputs (one logit per marker, an act pair per sequence), in f64.
-struct RefOutputs {
-  std::vector<double> logits;
-  std::vector<std::array<double, 2>> act;
-};
+// The Graph's outputs (in its order, each its rows times its width), in f64.
+using RefOutputs = OutputValues<double>;
 
 // Weights by their graph name, row major, widened to f64.
 using RefWeights = std::map<std::string, std::vector<double>>;

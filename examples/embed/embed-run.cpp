@@ -74,14 +74,22 @@ int main(int argc, char** argv) {
 
   const kime_batch batch = {b.ids.data(),     b.ids.size(), b.cu.data(),  b.cu.size(),    b.markers.data(),
                             b.markers.size(), b.mcu.data(), b.mcu.size(), b.qtype.data(), b.qtype.size()};
+  // Each output by its description: rows (the batch's markers or sequences) times its width.
+  std::vector<kime::OutputDesc> descs;
   kime::Outputs out;
-  out.logits.resize(b.markers.size());
-  out.act.resize(b.cu.empty() ? 0 : b.cu.size() - 1);
+  std::vector<float*> arrays;
+  std::vector<size_t> caps;
+  const size_t seqs = b.cu.empty() ? 0 : b.cu.size() - 1;
+  for (size_t i = 0; i < kime_model_output_count(h.model); ++i) {
+    kime_output_info info;
+    if (kime_model_output(h.model, i, &info, &err) != KIME_OK) return fail(err.message);
+    descs.push_back({info.name, kime::OutputKind(info.kind), info.width});
+    out.values.emplace_back(descs.back().rows(seqs, b.markers.size()) * info.width);
+  }
+  for (std::vector<float>& v : out.values) arrays.push_back(v.data()), caps.push_back(v.size());
   kime_bucket used;
-  float* act = out.act.empty() ? nullptr : out.act[0].data();
-  if (kime_executor_run(h.exec, &batch, out.logits.data(), out.logits.size(), act, 2 * out.act.size(), &used, &err) !=
-      KIME_OK)
+  if (kime_executor_run_outputs(h.exec, &batch, arrays.data(), caps.data(), arrays.size(), &used, &err) != KIME_OK)
     return fail(batchFile + ": " + err.message);
-  std::printf("%s\n", kime::tooling::runJson({used.tokens, used.seqs, used.markers}, out).c_str());
+  std::printf("%s\n", kime::tooling::runJson({used.tokens, used.seqs, used.markers}, descs, out).c_str());
   return 0;
 }

@@ -18,7 +18,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 Sequence_ = Tuple[List[int], List[int], int]
-OUTPUTS = ("token_logits", "act")
+OUTPUTS = ("logits", "act")
 
 
 def padded(batch: Sequence[Sequence_], inputs: Sequence[str]) -> Dict[str, np.ndarray]:
@@ -109,7 +109,7 @@ def export(model, path: str, inputs: Sequence[str] = ("input_ids", "attention_ma
     example = example or [([1, 0, 1, 1, 0, 1, 0], [], 0), ([0, 1, 1, 0], [], 0), ([1, 1, 0, 1, 0, 0], [], 0)]
     feeds = padded(example, inputs)
     axes = {n: ({0: "B"} if n == "qtype" else {0: "B", 1: "L"}) for n in inputs}
-    axes.update({"token_logits": {0: "B", 1: "L"}, "act": {0: "B"}})
+    axes.update({"logits": {0: "B", 1: "L"}, "act": {0: "B"}})
     old = tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 0)
     if old:
         torch.onnx.register_custom_op_symbolic("aten::repeat_interleave", _repeat_interleave, opset)

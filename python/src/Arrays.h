@@ -6,7 +6,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "kime/batch.h"
 
@@ -34,6 +36,24 @@ struct BatchInputs {
 };
 BatchInputs batchInputs(pybind11::handle ids, pybind11::handle cu, pybind11::handle markers, pybind11::handle mcu,
                         pybind11::handle qtype);
+
+// A batch's outputs for Python: the seed's (logits [M], act [S, 2]) pair where the model's outputs
+// are exactly those, else a dict of arrays by output name ([rows] where one wide, else [rows, width]).
+template <typename T>
+pybind11::object outputArrays(const std::vector<OutputDesc>& descs, const OutputValues<T>& out) {
+  std::vector<pybind11::array_t<T>> arrays;
+  for (size_t i = 0; i < descs.size(); ++i) {
+    const pybind11::ssize_t rows = pybind11::ssize_t(out[i].size() / descs[i].width);
+    pybind11::array_t<T> a = descs[i].width == 1 ? pybind11::array_t<T>(rows)
+                                                 : pybind11::array_t<T>({rows, pybind11::ssize_t(descs[i].width)});
+    std::copy(out[i].begin(), out[i].end(), a.mutable_data());
+    arrays.push_back(std::move(a));
+  }
+  if (isSeedContract(descs)) return pybind11::make_tuple(arrays[0], arrays[1]);
+  pybind11::dict d;
+  for (size_t i = 0; i < descs.size(); ++i) d[pybind11::str(descs[i].name)] = arrays[i];
+  return d;
+}
 
 }  // namespace kime::python
 

@@ -81,10 +81,12 @@ py::object compile(const std::string& graph, std::optional<std::string> weights,
 }
 
 py::dict importOnnx(const std::string& model, const std::string& graph, const std::string& weights,
-                    const std::string& logits, const std::string& act) {
+                    const std::string& logits, const std::string& act, const std::vector<std::string>& outputs) {
   Graph g;
   compileStep([&](std::ostream&) {
-    const OnnxImport imported = importOnnxFile(model, OnnxImportOptions{logits, act, ""});
+    OnnxImportOptions o;
+    o.logits = logits, o.act = act, o.outputs = outputs;
+    const OnnxImport imported = importOnnxFile(model, o);
     writeImport(imported, graph, weights);
     g = imported.graph;
   });
@@ -93,23 +95,20 @@ py::dict importOnnx(const std::string& model, const std::string& graph, const st
   return out;
 }
 
-py::tuple reference(const std::string& graph, const std::string& weights, py::handle ids, py::handle cu,
-                    py::handle markers, py::handle mcu, py::handle qtype) {
+py::object reference(const std::string& graph, const std::string& weights, py::handle ids, py::handle cu,
+                     py::handle markers, py::handle mcu, py::handle qtype) {
   BatchInputs in = batchInputs(ids, cu, markers, mcu, qtype);
   RefOutputs out;
+  std::vector<OutputDesc> descs;
   std::optional<Error> err;
   compileStep([&](std::ostream&) {
     const Graph g = readGraphFile(graph);
+    descs = outputDescs(g);
     auto ck = Checkpoint::open(weights);
     err = RefSession(g, *ck).evaluate(in.batch(), out);
   });
   if (err) raise(*err);
-  py::array_t<double> logits(py::ssize_t(out.logits.size()));
-  std::copy(out.logits.begin(), out.logits.end(), logits.mutable_data());
-  py::array_t<double> act({py::ssize_t(out.act.size()), py::ssize_t(2)});
-  for (size_t s = 0; s < out.act.size(); ++s)
-    act.mutable_at(s, 0) = out.act[s][0], act.mutable_at(s, 1) = out.act[s][1];
-  return py::make_tuple(logits, act);
+  return outputArrays(descs, out);
 }
 
 }  // namespace
@@ -132,12 +131,14 @@ PYBIND11_MODULE(_compiler, m) {
         "is False; the bytes are the same either way. `selftest_from` makes a framework's outputs "
         "(kime.onnx.expected_outputs) the self-test. Progress lines go to sys.stderr.");
   m.def("import_onnx", &kp::importOnnx, py::arg("model"), py::arg("graph"), py::arg("weights"), py::arg("logits") = "",
-        py::arg("act") = "",
+        py::arg("act") = "", py::arg("outputs") = std::vector<std::string>{},
         "Imports an ONNX model (an encoder exported from PyTorch; docs/onnx.md) as kime-import does: its Graph "
-        "written to `graph` and its checkpoint to `weights`. `logits` and `act` name the outputs where several "
-        "fit. Returns the Graph's size: nodes, weights, vocab, types. A refused model raises kime.CompileError "
+        "written to `graph` and its checkpoint to `weights`, with the model's outputs by name (`outputs`: only "
+        "those). `logits` and `act` instead make the seed's two outputs of the ONNX outputs they name. Returns the "
+        "Graph's size: nodes, weights, vocab, types. A refused model raises kime.CompileError "
         "naming the ONNX node, and nothing is written.");
   m.def("reference", &kp::reference, py::arg("graph"), py::arg("weights"), py::arg("ids"), py::arg("cu"),
         py::arg("markers"), py::arg("mcu"), py::arg("qtype"),
-        "The f64 reference evaluator's (logits [M], act [S, 2]) for one batch.");
+        "The f64 reference evaluator's outputs for one batch: a dict of arrays by output name, or the pair "
+        "(logits [M], act [S, 2]) for a Graph whose outputs are exactly those.");
 }

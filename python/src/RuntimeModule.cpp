@@ -64,10 +64,11 @@ struct PyModel {
 // An executor, serialized: Python threads that share it take turns (kime's executors are not
 // thread-safe), each batch run with the GIL released.
 struct PyExecutor {
+  std::shared_ptr<Model> model;
   std::unique_ptr<Executor> exec;
   std::mutex mutex;
 
-  py::tuple run(py::handle ids, py::handle cu, py::handle markers, py::handle mcu, py::handle qtype) {
+  py::object run(py::handle ids, py::handle cu, py::handle markers, py::handle mcu, py::handle qtype) {
     BatchInputs in = batchInputs(ids, cu, markers, mcu, qtype);
     Outputs out;
     std::optional<Error> err;
@@ -77,11 +78,7 @@ struct PyExecutor {
       err = exec->run(in.batch(), out);
     }
     if (err) raise(*err);
-    py::array_t<float> logits(py::ssize_t(out.logits.size()));
-    std::memcpy(logits.mutable_data(), out.logits.data(), out.logits.size() * sizeof(float));
-    py::array_t<float> act({py::ssize_t(out.act.size()), py::ssize_t(2)});
-    std::memcpy(act.mutable_data(), out.act.data(), out.act.size() * sizeof(float) * 2);
-    return py::make_tuple(logits, act);
+    return outputArrays(model->outputs(), out);
   }
 
   py::dict stats() {
@@ -143,6 +140,15 @@ void defineModel(py::module_& m) {
       .def_property_readonly("vocab", [](const PyModel& p) { return p.model->vocab(); })
       .def_property_readonly("types", [](const PyModel& p) { return p.model->types(); })
       .def_property_readonly("stages", [](const PyModel& p) { return p.model->stages(); })
+      .def_property_readonly(
+          "outputs",
+          [](const PyModel& p) {
+            py::list out;
+            for (const OutputDesc& o : p.model->outputs())
+              out.append(py::make_tuple(o.name, outputKindName(o.kind), o.width));
+            return out;
+          },
+          "The outputs as (name, \"per-marker\" or \"per-sequence\", width), in order.")
       .def_property_readonly("default_stage", [](const PyModel& p) { return p.model->defaultStage(); })
       .def_property_readonly(
           "cpu_target", [](const PyModel& p) { return p.model->cpuTarget(); }, "The CPU code section that was loaded.")
@@ -162,6 +168,7 @@ void defineModel(py::module_& m) {
           [](const PyModel& p, std::optional<std::string> stage, size_t threads, const std::string& device,
              const std::string& cudaMath) {
             auto e = std::make_unique<PyExecutor>();
+            e->model = p.model;
             e->exec =
                 unwrap(Executor::create(p.model, stage.value_or(p.model->defaultStage()), {threads, device, cudaMath}));
             return e;
@@ -175,8 +182,9 @@ void defineModel(py::module_& m) {
 void defineExecutor(py::module_& m) {
   py::class_<PyExecutor>(m, "Executor", "Runs batches of one stage, each in the smallest bucket that holds it.")
       .def("run", &PyExecutor::run, py::arg("ids"), py::arg("cu"), py::arg("markers"), py::arg("mcu"), py::arg("qtype"),
-           "Runs one batch; returns (logits [M] float32, act [S, 2] float32). uint32 (qtype: uint8) "
-           "contiguous arrays are read without a copy.")
+           "Runs one batch; returns a dict of float32 arrays by output name ([M] or [M, K] per marker, [S] or "
+           "[S, K] per sequence), or the pair (logits [M], act [S, 2]) for a model whose outputs are exactly those. "
+           "uint32 (qtype: uint8) contiguous arrays are read without a copy.")
       .def(
           "prepare",
           [](PyExecutor& e, size_t index) {

@@ -27,6 +27,24 @@ std::string describe(const Bucket& b) {
          std::to_string(b.markers) + "}";
 }
 
+const char* outputKindName(OutputKind kind) { return kind == OutputKind::PerMarker ? "per-marker" : "per-sequence"; }
+
+bool isSeedContract(const std::vector<OutputDesc>& outputs) {
+  return outputs.size() == 2 && outputs[0] == OutputDesc{"logits", OutputKind::PerMarker, 1} &&
+         outputs[1] == OutputDesc{"act", OutputKind::PerSequence, 2};
+}
+
+int outputIndex(const std::vector<OutputDesc>& outputs, const std::string& name) {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].name == name) return int(i);
+  return -1;
+}
+
+std::string describeOutputValue(const OutputDesc& o, size_t index) {
+  if (o.width == 1) return o.name + "[" + std::to_string(index) + "]";
+  return o.name + "[" + std::to_string(index / o.width) + "][" + std::to_string(index % o.width) + "]";
+}
+
 namespace {
 
 bool endsBeforeStart(const Batch& b, size_t i) { return b.cu[i + 1] < b.cu[i] || b.mcu[i + 1] < b.mcu[i]; }

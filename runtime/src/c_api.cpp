@@ -15,6 +15,7 @@ struct kime_executor {
   std::unique_ptr<kime::Executor> exec;
   std::shared_ptr<kime::Model> model;
   kime::Outputs out;  // reused across runs: after the first, no allocation
+  bool ran = false;   // whether `out` holds the latest run's outputs
 };
 
 namespace {
@@ -155,7 +156,7 @@ kime_status kime_executor_create(kime_model* model, const kime_executor_options*
     if (stage.empty()) stage = model->model->defaultStage();
     auto e = kime::Executor::create(model->model, stage, o);
     if (!e) return fail(error, e.error());
-    *out_executor = new kime_executor{std::move(*e), model->model, {}};
+    *out_executor = new kime_executor{std::move(*e), model->model, {}, false};
     return ok(error);
   } catch (const std::exception& e) {
     return fail(error, KIME_DEVICE, e.what());
@@ -237,33 +238,99 @@ kime_status kime_executor_prepare(kime_executor* executor, size_t index, kime_er
   }
 }
 
-kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch, float* logits, size_t logits_cap,
-                              float* act, size_t act_cap, kime_bucket* out_bucket, kime_error* error) {
+size_t kime_model_output_count(const kime_model* model) { return model ? model->model->outputs().size() : 0; }
+
+kime_status kime_model_output(const kime_model* model, size_t index, kime_output_info* out_info, kime_error* error) {
+  if (out_info) *out_info = {nullptr, KIME_OUTPUT_PER_MARKER, 0};
+  if (!model || !out_info)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_model_output: model and out_info are required");
+  const std::vector<kime::OutputDesc>& outs = model->model->outputs();
+  if (index >= outs.size()) return fail(error, KIME_INVALID_ARGUMENT, "kime_model_output: index past the outputs");
+  *out_info = {outs[index].name.c_str(), kime_output_kind(outs[index].kind), outs[index].width};
+  return ok(error);
+}
+
+long kime_model_output_index(const kime_model* model, const char* name) {
+  return model && name ? long(kime::outputIndex(model->model->outputs(), name)) : -1;
+}
+
+namespace {
+
+kime::Batch batchOf(const kime_batch& b) {
+  return {{b.ids, b.ids_len}, {b.cu, b.cu_len}, {b.markers, b.markers_len}, {b.mcu, b.mcu_len}, {b.qtype, b.qtype_len}};
+}
+
+// Whether output i of `b` fits where the caller put it; the message names the first that does not.
+const char* checkOutputArrays(const std::vector<kime::OutputDesc>& outs, const kime::Batch& b, float* const* outputs,
+                              const size_t* caps) {
+  if (!outputs) return nullptr;
+  if (!caps) return "kime_executor_run_outputs: caps is required with outputs";
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const size_t n = outs[i].rows(b.seqs(), b.markerCount()) * outs[i].width;
+    if (outputs[i] && caps[i] < n)
+      return "kime_executor_run_outputs: an output array is smaller than its rows times its width";
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+kime_status kime_executor_run_outputs(kime_executor* executor, const kime_batch* batch, float* const* outputs,
+                                      const size_t* caps, size_t count, kime_bucket* out_bucket, kime_error* error) {
   if (out_bucket) *out_bucket = {0, 0, 0};
   if (!executor || !batch)
-    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: executor and batch are required");
-  kime::Batch b{{batch->ids, batch->ids_len},
-                {batch->cu, batch->cu_len},
-                {batch->markers, batch->markers_len},
-                {batch->mcu, batch->mcu_len},
-                {batch->qtype, batch->qtype_len}};
-  if (logits_cap < b.markerCount() || act_cap < 2 * b.seqs())
-    return fail(error, KIME_INVALID_ARGUMENT,
-                "kime_executor_run: the output arrays are smaller than the batch's markers and sequences");
-  if ((b.markerCount() && !logits) || (b.seqs() && !act))
-    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: output arrays are required");
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run_outputs: executor and batch are required");
+  const std::vector<kime::OutputDesc>& outs = executor->model->outputs();
+  if (outputs && count != outs.size())
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run_outputs: count is not the model's output count");
+  const kime::Batch b = batchOf(*batch);
+  if (const char* bad = checkOutputArrays(outs, b, outputs, caps)) return fail(error, KIME_INVALID_ARGUMENT, bad);
   try {
     kime::Bucket used;
+    executor->ran = false;
     if (auto err = executor->exec->run(b, executor->out, &used)) return fail(error, *err);
-    if (!executor->out.logits.empty())
-      std::memcpy(logits, executor->out.logits.data(), executor->out.logits.size() * sizeof(float));
-    if (!executor->out.act.empty())
-      std::memcpy(act, executor->out.act.data(), executor->out.act.size() * 2 * sizeof(float));
+    executor->ran = true;
+    for (size_t i = 0; outputs && i < outs.size(); ++i)
+      if (outputs[i] && !executor->out.values[i].empty())
+        std::memcpy(outputs[i], executor->out.values[i].data(), executor->out.values[i].size() * sizeof(float));
     if (out_bucket) *out_bucket = {used.tokens, used.seqs, used.markers};
     return ok(error);
   } catch (const std::exception& e) {
     return fail(error, KIME_DEVICE, e.what());
   }
+}
+
+kime_status kime_executor_output(const kime_executor* executor, size_t index, const float** out_data, size_t* out_rows,
+                                 kime_error* error) {
+  if (out_data) *out_data = nullptr;
+  if (out_rows) *out_rows = 0;
+  if (!executor || !out_data || !out_rows)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_output: executor, out_data and out_rows are required");
+  const std::vector<kime::OutputDesc>& outs = executor->model->outputs();
+  if (index >= outs.size()) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_output: index past the outputs");
+  if (!executor->ran) return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_output: no batch has run");
+  *out_data = executor->out.values[index].data();
+  *out_rows = executor->out.values[index].size() / outs[index].width;
+  return ok(error);
+}
+
+kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch, float* logits, size_t logits_cap,
+                              float* act, size_t act_cap, kime_bucket* out_bucket, kime_error* error) {
+  if (out_bucket) *out_bucket = {0, 0, 0};
+  if (!executor || !batch)
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: executor and batch are required");
+  if (!kime::isSeedContract(executor->model->outputs()))
+    return fail(error, KIME_UNSUPPORTED,
+                "kime_executor_run: the model's outputs are not logits and act; use kime_executor_run_outputs");
+  const kime::Batch b = batchOf(*batch);
+  if (logits_cap < b.markerCount() || act_cap < 2 * b.seqs())
+    return fail(error, KIME_INVALID_ARGUMENT,
+                "kime_executor_run: the output arrays are smaller than the batch's markers and sequences");
+  if ((b.markerCount() && !logits) || (b.seqs() && !act))
+    return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run: output arrays are required");
+  float* const outputs[2] = {logits, act};
+  const size_t caps[2] = {logits_cap, act_cap};
+  return kime_executor_run_outputs(executor, batch, outputs, caps, 2, out_bucket, error);
 }
 
 }  // extern "C"

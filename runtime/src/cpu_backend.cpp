@@ -177,14 +177,21 @@ class CpuBackend final : public Backend {
         return Error::device("kernel " + m_.kernelNames[steps[s].kernel] + " (node \"" + steps[s].node +
                              "\") failed with " + std::to_string(rc) + ": " + takeKernelError());
     }
-    const float* base = static_cast<const float*>(p.arena);
-    // Copies, not memcpy: an empty output's data() may be null, which memcpy may not be given
-    // even for 0 bytes (UBSan found it through the batch fuzzer).
-    out.logits.resize(size_t(M));
-    std::copy_n(base + p.info->logits.offset / 4, size_t(M), out.logits.data());
-    out.act.resize(size_t(S));
-    std::copy_n(base + p.info->act.offset / 4, size_t(S) * 2, reinterpret_cast<float*>(out.act.data()));
+    copyOutputs(p, b, out);
     return std::nullopt;
+  }
+
+  // Each output's rows out of the arena. Copies, not memcpy: an empty output's data() may be
+  // null, which memcpy may not be given even for 0 bytes (UBSan found it through the batch fuzzer).
+  void copyOutputs(const Prepared& p, const Batch& b, Outputs& out) const {
+    const float* arena = static_cast<const float*>(p.arena);
+    out.values.resize(m_.outputs.size());
+    for (size_t i = 0; i < m_.outputs.size(); ++i) {
+      const OutputDesc& o = m_.outputs[i];
+      const size_t n = o.rows(b.seqs(), b.markerCount()) * o.width;
+      out.values[i].resize(n);
+      std::copy_n(arena + p.info->outputs[i].offset / 4, n, out.values[i].data());
+    }
   }
 
   ModelImpl& m_;

@@ -159,6 +159,10 @@ Expected<std::shared_ptr<CudaModel>> cudaModel(ModelImpl& m, CudaMath math) {
 
 namespace {
 
+// An output's values a row, and all of them at its bucket's bound.
+size_t colsOf(const ArgInfo& o) { return size_t(std::max<int64_t>(o.cols, 1)); }
+size_t boundFloats(const ArgInfo& o) { return size_t(o.rowCount) * colsOf(o); }
+
 // Records a run of `p`'s bucket on its stream, which is capturing: copy in, the plan's kernels,
 // copy out (launch parameters are copied at capture). The first failure's call goes to `failed`.
 cu::Result captureRun(const CudaModel& cm, CudaPlan& p, const char*& failed) {
@@ -206,10 +210,12 @@ cu::Result captureRun(const CudaModel& cm, CudaPlan& p, const char*& failed) {
     if (r) failed = "cuLaunchKernel (capture)";
   }
   if (!r) {
-    r = d->memcpyDtoHAsync(p.hostOut, p.arena + uint64_t(b.logits.offset), b.bucket.markers * 4, p.stream);
-    if (!r)
-      r = d->memcpyDtoHAsync(p.hostOut + b.bucket.markers, p.arena + uint64_t(b.act.offset), b.bucket.seqs * 8,
-                             p.stream);
+    size_t at = 0;  // each output at its bound, one after another
+    for (const ArgInfo& o : b.outputs) {
+      const size_t floats = boundFloats(o);
+      if (floats && !r) r = d->memcpyDtoHAsync(p.hostOut + at, p.arena + uint64_t(o.offset), floats * 4, p.stream);
+      at += floats;
+    }
     if (r) failed = "cuMemcpyDtoHAsync (capture)";
   }
   return r;
@@ -228,7 +234,8 @@ std::optional<Error> prepareCudaPlan(CudaModel& cm, const BucketInfo& b, CudaPla
     return Error::device(d->failure(call, r) + " (preparing bucket " + describe(b.bucket) + ")");
   };
   const size_t arenaBytes = size_t(std::max<int64_t>(b.arena, 64));
-  const size_t outFloats = b.bucket.markers + 2 * b.bucket.seqs;
+  size_t outFloats = 0;
+  for (const ArgInfo& o : b.outputs) outFloats += boundFloats(o);
   if (auto e = check("cuCtxSetCurrent", d->ctxSetCurrent(cm.ctx))) return e;
   if (auto e = check("cuMemAlloc (arena)", d->memAlloc(&p->arena, arenaBytes))) return e;
   if (auto e = check("cuMemsetD8 (arena)", d->memsetD8(p->arena, 0, arenaBytes))) return e;
@@ -274,10 +281,15 @@ std::optional<Error> runCudaPlan(CudaModel& cm, CudaPlan& p, const Batch& b, Out
   if (cu::Result r = d->ctxSetCurrent(cm.ctx)) return Error::device(d->failure("cuCtxSetCurrent", r));
   if (cu::Result r = d->graphLaunch(p.exec, p.stream)) return Error::device(d->failure("cuGraphLaunch", r));
   if (cu::Result r = d->streamSynchronize(p.stream)) return Error::device(d->failure("cuStreamSynchronize", r));
-  out.logits.resize(M);
-  if (M) std::memcpy(out.logits.data(), p.hostOut, M * 4);
-  out.act.resize(S);
-  if (S) std::memcpy(out.act.data(), p.hostOut + p.info->bucket.markers, S * 8);
+  const std::vector<ArgInfo>& outs = p.info->outputs;
+  out.values.resize(outs.size());
+  size_t from = 0;  // each output at its bound, as captureRun copied them
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const size_t n = size_t(rowsOf(outs[i].rows, int64_t(T), int64_t(S), int64_t(M), 0)) * colsOf(outs[i]);
+    out.values[i].resize(n);
+    std::copy_n(p.hostOut + from, n, out.values[i].data());
+    from += boundFloats(outs[i]);
+  }
   return std::nullopt;
 }
 

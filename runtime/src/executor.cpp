@@ -55,6 +55,7 @@ const std::string& Model::name() const { return impl_->name; }
 size_t Model::vocab() const { return impl_->vocab; }
 size_t Model::types() const { return impl_->types; }
 size_t Model::maxSequenceLength() const { return impl_->maxSeqLen; }
+const std::vector<OutputDesc>& Model::outputs() const { return impl_->outputs; }
 const std::string& Model::cpuTarget() const { return impl_->cpuTarget; }
 
 std::vector<std::string> Model::stages() const {
@@ -130,7 +131,10 @@ std::string Model::inspect() const {
                     (m.trusted.empty() ? " (not checked: no trusted keys given)\n" : " (checked: trusted)\n")
        : m.section(KIME_SECTION_SIGNATURE) ? std::string("signature: malformed (no key can be read from it)\n")
                                            : std::string("signature: none\n");
-  s += "cpu code loaded: " + m.cpuTarget + " (" + m.loader + " loader)\nstages:\n";
+  s += "outputs:";
+  for (const OutputDesc& o : m.outputs)
+    s += " " + o.name + " [" + (o.kind == OutputKind::PerMarker ? "M" : "S") + ", " + std::to_string(o.width) + "]";
+  s += "\ncpu code loaded: " + m.cpuTarget + " (" + m.loader + " loader)\nstages:\n";
   for (const StageInfo& st : m.stages) {
     s += "  " + st.name + ":\n";
     for (size_t b : st.buckets) {

@@ -123,13 +123,30 @@ StepInfo stepOf(const fb::Step& s, const ModelImpl& m, const Bucket& b) {
   return si;
 }
 
+// Where output `i` lies in a bucket's arena: f32 rows of its kind's count (markers or sequences)
+// at the bucket's bound, its width wide.
+ArgInfo outputArg(const fb::Arg& j, const ModelImpl& m, size_t i, const Bucket& b) {
+  const OutputDesc& o = m.outputs[i];
+  ArgInfo a = argOf(j, m);
+  const bool perMarker = o.kind == OutputKind::PerMarker;
+  const int64_t bound = perMarker ? b.markers : b.seqs;
+  if (a.source != ArgInfo::Source::Arena || a.type.code != 2 || a.type.bits != 32 ||
+      a.rows != (perMarker ? KIME_ROWS_M : KIME_ROWS_S) || a.rowCount != bound ||
+      size_t(std::max<int64_t>(a.cols, 1)) != o.width)
+    throw Fail{"bucket " + describe(b) + ": output \"" + o.name + "\" is not " + std::to_string(bound) +
+               " f32 rows of " + std::to_string(o.width) + " in the arena"};
+  return a;
+}
+
 BucketInfo bucketOf(const fb::Bucket& b, const ModelImpl& m) {
   BucketInfo bi;
   bi.bucket = {b.tokens(), b.seqs(), b.markers()};
   bi.arena = b.arena();
   for (const fb::Step* s : *b.steps()) bi.steps.push_back(stepOf(*s, m, bi.bucket));
-  bi.logits = argOf(*b.logits(), m);
-  bi.act = argOf(*b.act(), m);
+  if (b.outputs()->size() != m.outputs.size())
+    throw Fail{"bucket " + describe(bi.bucket) + " places " + std::to_string(b.outputs()->size()) +
+               " outputs, the model has " + std::to_string(m.outputs.size())};
+  for (size_t i = 0; i < m.outputs.size(); ++i) bi.outputs.push_back(outputArg(*b.outputs()->Get(i), m, i, bi.bucket));
   // Every arena argument must lie inside the arena, at its bound.
   auto inside = [&](const ArgInfo& a) {
     if (a.source != ArgInfo::Source::Arena) return;
@@ -141,8 +158,7 @@ BucketInfo bucketOf(const fb::Bucket& b, const ModelImpl& m) {
   };
   for (const StepInfo& s : bi.steps)
     for (const ArgInfo& a : s.args) inside(a);
-  inside(bi.logits);
-  inside(bi.act);
+  for (const ArgInfo& a : bi.outputs) inside(a);
   return bi;
 }
 
@@ -161,6 +177,18 @@ WeightInfo weightOf(const fb::Weight& w, const ModelImpl& m) {
   return wi;
 }
 
+// The model's outputs: named once each, of a known kind, 1 to 2^20 values wide.
+void readOutputs(const flatbuffers::Vector<flatbuffers::Offset<fb::Output>>& outputs, ModelImpl& m) {
+  if (outputs.size() == 0) throw Fail{"the model has no outputs"};
+  for (const fb::Output* o : outputs) {
+    OutputDesc d{o->name()->str(), planEnum<OutputKind>(o->kind(), 2, "output kind"), o->width()};
+    if (d.name.empty() || d.width == 0 || d.width > (size_t(1) << 20))
+      throw Fail{"output \"" + d.name + "\" has no name or a width of " + std::to_string(d.width)};
+    if (outputIndex(m.outputs, d.name) >= 0) throw Fail{"output \"" + d.name + "\" is named twice"};
+    m.outputs.push_back(std::move(d));
+  }
+}
+
 void readVerified(const fb::Manifest& j, ModelImpl& m) {
   if (j.format() != KIME_FORMAT_VERSION)
     throw Fail{"its format is " + std::to_string(j.format()) + ", the header's " + std::to_string(KIME_FORMAT_VERSION)};
@@ -168,6 +196,7 @@ void readVerified(const fb::Manifest& j, ModelImpl& m) {
   m.vocab = j.vocab();
   m.types = j.types();
   m.maxSeqLen = j.max_seq_len();
+  readOutputs(*j.outputs(), m);
   for (const fb::GatherLimit* g : *j.gather_limits()) {
     const InputId index = planEnum<InputId>(g->index(), KIME_INPUT_COUNT, "input");
     if (index != KIME_INPUT_IDS && index != KIME_INPUT_QTYPE && index != KIME_INPUT_TOKPOS && index != KIME_INPUT_CU &&

@@ -75,7 +75,7 @@ struct BucketInfo {
   Bucket bucket;
   int64_t arena = 0;
   std::vector<StepInfo> steps;
-  ArgInfo logits, act;
+  std::vector<ArgInfo> outputs;  // in ModelImpl::outputs' order: arena rows, M or S of them
 };
 
 struct WeightInfo {
@@ -118,6 +118,7 @@ struct ModelImpl {
   std::string name;
   size_t vocab = 0, types = 0;
   size_t maxSeqLen = 0;                   // the longest sequence the model takes (learned positions); 0: any
+  std::vector<OutputDesc> outputs;        // the Graph's outputs, in its order
   std::vector<GatherLimit> gatherLimits;  // the gathers whose index a batch may take past their table
   std::vector<WeightInfo> weights;
   std::vector<std::string> kernelNames;

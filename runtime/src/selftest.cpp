@@ -16,8 +16,7 @@ struct Case {
   size_t bucket = 0;
   std::vector<uint32_t> ids, cu, markers, mcu;
   std::vector<uint8_t> qtype;
-  std::vector<double> logits;
-  std::vector<std::array<double, 2>> act;
+  OutputValues<double> outputs;  // in the model's order
 };
 
 using Tol = std::array<double, 2>;  // abs, rel
@@ -46,10 +45,12 @@ Section readSection(const ModelImpl& m) {
   for (unsigned a = 0; a < KIME_ARITH_COUNT; ++a)
     out.tolerance[kime_arith_names[a]] = {j.tolerance()->Get(a)->abs(), j.tolerance()->Get(a)->rel()};
   for (const schema::Case* c : *j.cases()) {
-    Case k{c->stage()->str(),   c->name()->str(), c->bucket(),       copy(*c->ids()),    copy(*c->cu()),
-           copy(*c->markers()), copy(*c->mcu()),  copy(*c->qtype()), copy(*c->logits()), {}};
-    if (c->act()->size() % 2) throw std::runtime_error("case \"" + k.name + "\" has an odd count of act values");
-    for (size_t i = 0; i < c->act()->size(); i += 2) k.act.push_back({c->act()->Get(i), c->act()->Get(i + 1)});
+    Case k{c->stage()->str(), c->name()->str(),  c->bucket(), copy(*c->ids()), copy(*c->cu()), copy(*c->markers()),
+           copy(*c->mcu()),   copy(*c->qtype()), {}};
+    if (c->outputs()->size() != m.outputs.size())
+      throw std::runtime_error("case \"" + k.name + "\" has " + std::to_string(c->outputs()->size()) +
+                               " outputs, the model " + std::to_string(m.outputs.size()));
+    for (const schema::Values* v : *c->outputs()) k.outputs.values.push_back(copy(*v->values()));
     const StageInfo* stage = nullptr;
     for (const StageInfo& st : m.stages)
       if (st.name == k.stage) stage = &st;
@@ -72,24 +73,18 @@ Expected<Section> parseSection(const ModelImpl& m) {
 }
 
 // Compares one case's outputs; the first value out of tolerance goes to `b.failure`.
-void compare(const Case& c, const Outputs& got, SelftestBucket& b) {
-  auto check = [&](double x, double want, const std::string& what) {
+void compare(const Case& c, const std::vector<OutputDesc>& outputs, const Outputs& got, SelftestBucket& b) {
+  const bool same = forEachOutputValue(got, c.outputs, [&](double x, double want, size_t o, size_t k) {
     const double d = std::fabs(x - want);
     b.maxDiff = std::max(b.maxDiff, d);
     if (!(d <= b.abs + b.rel * std::fabs(want)) && b.failure.empty()) {
-      char text[160];
+      char text[200];
       std::snprintf(text, sizeof text, "batch \"%s\": %s is %.9g but the reference says %.9g", c.name.c_str(),
-                    what.c_str(), x, want);
+                    describeOutputValue(outputs[o], k).c_str(), x, want);
       b.failure = text;
     }
-  };
-  if (got.logits.size() != c.logits.size() || got.act.size() != c.act.size()) {
-    if (b.failure.empty()) b.failure = "batch \"" + c.name + "\": outputs of the wrong size";
-    return;
-  }
-  for (size_t i = 0; i < c.logits.size(); ++i) check(got.logits[i], c.logits[i], "logit " + std::to_string(i));
-  for (size_t s = 0; s < c.act.size(); ++s)
-    for (int k = 0; k < 2; ++k) check(got.act[s][k], c.act[s][k], "act " + std::to_string(s) + "." + std::to_string(k));
+  });
+  if (!same && b.failure.empty()) b.failure = "batch \"" + c.name + "\": outputs of the wrong size";
 }
 
 // Runs every case of stage `stage` on one executor, into report buckets (found or added).
@@ -115,7 +110,7 @@ std::optional<Error> runStage(std::shared_ptr<Model> model, const ExecutorOption
       if (b->failure.empty()) b->failure = "batch \"" + c.name + "\": " + err->text();
       continue;
     }
-    compare(c, out, *b);
+    compare(c, model->outputs(), out, *b);
   }
   return std::nullopt;
 }

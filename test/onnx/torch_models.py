@@ -5,7 +5,7 @@ Every model follows (or, in the refuse set, deliberately breaks) kime's importer
 
   inputs   input_ids [B, L] int64, attention_mask [B, L] int64 (1 = real token, 0 = padding at
            the end of a row), and optionally qtype [B] int64 (< 4) or token_type_ids [B, L] int64
-  outputs  token_logits [B, L] or [B, L, 1] (one logit per token), act [B, 2] (per sequence)
+  outputs  logits [B, L] or [B, L, 1] (one logit per token), act [B, 2] (per sequence)
 
 All dims are dynamic ("B", "L"). Models are tiny (vocab 64, hidden 32, 4 heads, ffn 64,
 2 layers, 64 positions), built deterministically with random non-trivial weights (norm gains and
@@ -56,7 +56,7 @@ TYPES = 4
 ROPE_THETA = 10000.0
 
 OPSETS = (14, 17)
-OUTPUTS = ("token_logits", "act")
+OUTPUTS = ("logits", "act")
 
 
 # --------------------------------------------------------------------------------------------
@@ -668,7 +668,7 @@ def _run(case_name: str, model: nn.Module, seqs, math_path: bool = False):
 
 def torch_outputs(case_name: str, model: nn.Module, seqs, math_path: bool = False):
     """Reference outputs of `model` (built by MODELS[case_name].build) for `seqs`, a list of
-    (ids, markers, qtype): logits [M] (token_logits at each sequence's markers, in order) and
+    (ids, markers, qtype): logits [M] (logits at each sequence's markers, in order) and
     act [S, 2], both float64 (computed in float32). One padded batch, except for unmasked
     models without an attention_mask input, which see each sequence alone."""
     case = MODELS[case_name]
@@ -883,7 +883,7 @@ def _check_onnx(case_name: str, path: str):
         d = dims(v)
         want = {"qtype": ["B"], "act": ["B", 2]}.get(v.name, ["B", "L"])
         assert d[:len(want)] == want and len(d) in (len(want), len(want) + 1), (v.name, d)
-        if v.name == "token_logits" and len(d) == 3:
+        if v.name == "logits" and len(d) == 3:
             assert d[2] == 1, d
     bad = [n.op_type for n in m.graph.node if n.domain not in ("", "ai.onnx")]
     assert not bad, (case_name, "non-standard ops", bad)

@@ -57,12 +57,13 @@ bool editSelftest(const std::string& mode, uint8_t* section) {
   auto* cases = fb::GetMutableSelftest(section)->mutable_cases();
   for (flatbuffers::uoffset_t i = 0; i < cases->size(); ++i) {
     fb::Case* c = cases->GetMutableObject(i);
-    if (!c->logits()->size()) continue;
+    if (!c->outputs()->size() || !c->outputs()->Get(0)->values()->size()) continue;
     std::printf("mutated: stage %s bucket %u\n", c->stage()->c_str(), c->bucket());
-    c->mutable_logits()->Mutate(0, c->logits()->Get(0) + 5);
+    auto* first = c->mutable_outputs()->GetMutableObject(0)->mutable_values();  // the first output's first value
+    first->Mutate(0, first->Get(0) + 5);
     return true;
   }
-  die("no case has logits");
+  die("no case has a value of its first output");
 }
 
 }  // namespace

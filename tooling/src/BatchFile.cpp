@@ -55,17 +55,35 @@ OwnedBatch readBatchFile(const std::string& path) {
   return parseBatchJson(ss.str(), path);
 }
 
-std::string runJson(const Bucket& used, const Outputs& out) {
-  nlohmann::ordered_json j = {{"bucket", {{"tokens", used.tokens}, {"seqs", used.seqs}, {"markers", used.markers}}},
-                              {"logits", out.logits},
-                              {"act", Json::array()}};
-  for (const auto& a : out.act) j["act"].push_back({a[0], a[1]});
+namespace {
+
+// Each output by name: a value per row where it is one wide, else a list of its width per row.
+template <typename T>
+void addOutputs(const std::vector<OutputDesc>& descs, const OutputValues<T>& out, nlohmann::ordered_json& j) {
+  for (size_t i = 0; i < descs.size() && i < out.size(); ++i) {
+    const size_t w = descs[i].width;
+    if (w == 1) {
+      j[descs[i].name] = out[i];
+      continue;
+    }
+    Json rows = Json::array();
+    for (size_t r = 0; r + w <= out[i].size(); r += w)
+      rows.push_back(std::vector<T>(out[i].begin() + long(r), out[i].begin() + long(r + w)));
+    j[descs[i].name] = std::move(rows);
+  }
+}
+
+}  // namespace
+
+std::string runJson(const Bucket& used, const std::vector<OutputDesc>& descs, const Outputs& out) {
+  nlohmann::ordered_json j = {{"bucket", {{"tokens", used.tokens}, {"seqs", used.seqs}, {"markers", used.markers}}}};
+  addOutputs(descs, out, j);
   return j.dump();
 }
 
-std::string outputsJson(const std::vector<double>& logits, const std::vector<std::array<double, 2>>& act) {
-  nlohmann::ordered_json j = {{"logits", logits}, {"act", Json::array()}};
-  for (const auto& a : act) j["act"].push_back({a[0], a[1]});
+std::string outputsJson(const std::vector<OutputDesc>& descs, const OutputValues<double>& out) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  addOutputs(descs, out, j);
   return j.dump();
 }
 

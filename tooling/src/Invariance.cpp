@@ -23,15 +23,16 @@ std::string shortNumber(double v) {
   return buf;
 }
 
-// One sequence's outputs, as bytes.
+// One sequence's outputs, as bytes: per output, the sequence's rows of it.
 struct SeqOutputs {
-  std::vector<float> logits;
-  std::array<float, 2> act{};
+  std::vector<std::vector<float>> values;
   bool operator==(const SeqOutputs& o) const {
-    // memcmp is not given the null data() of an empty vector (a sequence without markers).
-    return logits.size() == o.logits.size() &&
-           (logits.empty() || std::memcmp(logits.data(), o.logits.data(), logits.size() * sizeof(float)) == 0) &&
-           std::memcmp(act.data(), o.act.data(), sizeof act) == 0;
+    if (values.size() != o.values.size()) return false;
+    for (size_t i = 0; i < values.size(); ++i)  // memcmp is not given an empty vector's null data()
+      if (values[i].size() != o.values[i].size() ||
+          (!values[i].empty() && std::memcmp(values[i].data(), o.values[i].data(), values[i].size() * 4) != 0))
+        return false;
+    return true;
   }
 };
 
@@ -101,8 +102,13 @@ class Checker {
       if (err->kind == ErrorKind::Batch) return ++report_.refused, false;
       return fail(t.name + ": " + err->text()), false;
     }
-    out.logits.assign(o.logits.begin() + b.mcu[at], o.logits.begin() + b.mcu[at + 1]);
-    out.act = o.act[at];
+    out.values.resize(o.size());
+    for (size_t i = 0; i < o.size() && i < o_.outputs.size(); ++i) {
+      const size_t w = o_.outputs[i].width;
+      const bool perMarker = o_.outputs[i].kind == OutputKind::PerMarker;
+      const size_t from = (perMarker ? b.mcu[at] : at) * w, to = (perMarker ? b.mcu[at + 1] : at + 1) * w;
+      out.values[i].assign(o[i].begin() + long(from), o[i].begin() + long(to));
+    }
     return true;
   }
 
@@ -113,9 +119,10 @@ class Checker {
     ++report_.runs;
     if (want == got) return;
     ++report_.differing;
-    float worst = std::abs(want.act[0] - got.act[0]);
-    worst = std::max(worst, std::abs(want.act[1] - got.act[1]));
-    for (size_t i = 0; i < want.logits.size(); ++i) worst = std::max(worst, std::abs(want.logits[i] - got.logits[i]));
+    float worst = 0;
+    for (size_t i = 0; i < want.values.size() && i < got.values.size(); ++i)
+      for (size_t k = 0; k < want.values[i].size() && k < got.values[i].size(); ++k)
+        worst = std::max(worst, std::abs(want.values[i][k] - got.values[i][k]));
     if (report_.failure.empty())
       report_.failure = "a sequence of " + std::to_string(s.ids.size()) + " tokens (" + where +
                         ") differs from its run alone by up to " + shortNumber(worst);

@@ -28,6 +28,9 @@ static cl::opt<std::string> logitsName(cl::cat(kime::tools::toolOptions()), "log
 static cl::opt<std::string> actName(cl::cat(kime::tools::toolOptions()), "act",
                                     cl::desc("an ONNX model's output that is act (where several fit)"),
                                     cl::value_desc("NAME"));
+static cl::list<std::string> outputNames(cl::cat(kime::tools::toolOptions()), "output",
+                                         cl::desc("an ONNX model's output to keep (repeatable; default: every one)"),
+                                         cl::value_desc("NAME"));
 static cl::opt<std::string> bucketsPath(cl::cat(kime::tools::toolOptions()), "buckets",
                                         cl::desc("the bucket file (stages of buckets)"),
                                         cl::value_desc("buckets.json"));
@@ -141,8 +144,8 @@ static void checkInputs() {
     throw std::runtime_error("give a graph and --buckets (or --refit OLD.kime)");
   if (onnx && !weightsPath.empty()) throw std::runtime_error("an ONNX model holds its weights: give no --weights");
   if (!onnx && weightsPath.empty()) throw std::runtime_error("give the Graph's checkpoint (--weights)");
-  if (!onnx && (!logitsName.empty() || !actName.empty()))
-    throw std::runtime_error("--logits and --act name an ONNX model's outputs");
+  if (!onnx && (!logitsName.empty() || !actName.empty() || !outputNames.empty()))
+    throw std::runtime_error("--logits, --act and --output name an ONNX model's outputs");
   if (refit &&
       (!graphPath.empty() || !bucketsPath.empty() || !targets.empty() || !cudaArchs.empty() || !cudaMath.empty() ||
        cpuPrecision.getNumOccurrences() || noFusion || noPruneRows || selftest.getNumOccurrences() || !embed.empty()))
@@ -188,7 +191,11 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<kime::ImportedOnnx> onnx;
   if (kime::isOnnxPath(graphPath)) try {
-      onnx = std::make_unique<kime::ImportedOnnx>(graphPath, kime::OnnxImportOptions{logitsName, actName, ""});
+      kime::OnnxImportOptions options;
+      options.logits = logitsName, options.act = actName;
+      options.seedOutputs = logitsName.getNumOccurrences() || actName.getNumOccurrences();
+      options.outputs.assign(outputNames.begin(), outputNames.end());
+      onnx = std::make_unique<kime::ImportedOnnx>(graphPath, options);
       if (emit == "graph") {
         const std::string stem = outPath.substr(0, outPath.rfind('.'));
         kime::writeImport(onnx->model(), outPath, stem + ".safetensors");

@@ -74,8 +74,9 @@ struct References {
 void compare(const Graph& g, const References& refs, Executor& exec, const std::vector<Bucket>& buckets, uint64_t seed,
              Result& r) {
   constexpr double kConditioning = 16;
-  auto check = [&](float got, double want, double moved, const std::string& what) {
-    const double err = std::fabs(double(got) - want);
+  const std::vector<OutputDesc> outputs = outputDescs(g);
+  auto check = [&](double got, double want, double moved, const std::string& what) {
+    const double err = std::fabs(got - want);
     const double fixed = refs.tolerance.abs + refs.tolerance.rel * std::fabs(want);
     r.worst = std::max(r.worst, err / (fixed + kConditioning * moved));
     r.worstRel = std::max(r.worstRel, err / std::max(std::fabs(want), 1e-3));
@@ -105,13 +106,10 @@ void compare(const Graph& g, const References& refs, Executor& exec, const std::
                               (refErr ? refErr->text() : "ok") + "\"";
         continue;
       }
-      for (size_t k = 0; k < want.logits.size(); ++k)
-        check(got.logits[k], want.logits[k], std::fabs(near.logits[k] - unmoved.logits[k]),
-              where + " logit " + std::to_string(k));
-      for (size_t s = 0; s < want.act.size(); ++s)
-        for (int c = 0; c < 2; ++c)
-          check(got.act[s][c], want.act[s][c], std::fabs(near.act[s][c] - unmoved.act[s][c]),
-                where + " act " + std::to_string(s));
+      const bool same = forEachOutputValue(got, want, [&](double x, double y, size_t o, size_t k) {
+        check(x, y, std::fabs(near[o][k] - unmoved[o][k]), where + " " + describeOutputValue(outputs[o], k));
+      });
+      if (!same && r.mismatches++ == 0) r.firstMismatch = where + ": the outputs' sizes are not the reference's";
     }
   }
 }
@@ -125,6 +123,7 @@ void checkInvariance(const Graph& g, const std::shared_ptr<Model>& model, Execut
   }
   const std::vector<Bucket> buckets = model->buckets("serve");
   tooling::InvarianceOptions o;
+  o.outputs = model->outputs();
   o.vocab = size_t(g.vocab), o.types = size_t(g.types), o.maxLen = learnedPositions(g), o.trials = 3, o.seed = seed;
   // Ids, types and lengths within the tables they index (a Graph may gather a table of fewer
   // rows than its vocabulary by the ids), so that the sequences are ones the model takes.

@@ -9,16 +9,18 @@
 
 static const char* kUsage =
     "usage: kime-import MODEL.onnx -o GRAPH.json --weights-out MODEL.safetensors\n"
-    "                   [--logits NAME] [--act NAME] [--expect EXPECTED.json]\n"
-    "Imports an encoder exported as ONNX (inputs input_ids, attention_mask, qtype or token_type_ids;\n"
-    "a per-token output read at the markers and a per-sequence pair: docs/onnx.md). --logits and\n"
-    "--act name the outputs where more than one fits. --expect checks the import against the\n"
-    "framework's own outputs (kime.onnx.expected_outputs). Nothing is written when refused.\n";
+    "                   [--output NAME]... [--logits NAME] [--act NAME] [--expect EXPECTED.json]\n"
+    "Imports an encoder exported as ONNX (inputs input_ids, attention_mask, qtype or token_type_ids:\n"
+    "docs/onnx.md). Its outputs keep their names: each [B, L] or [B, L, K] per token, read at the\n"
+    "markers, each [B] or [B, K] per sequence. --output NAME (repeatable) keeps only those;\n"
+    "--logits and --act instead make the seed's two outputs, logits and act, of the outputs they\n"
+    "name (\"\" for the one that fits). --expect checks the import against the framework's own\n"
+    "outputs (kime.onnx.expected_outputs). Nothing is written when refused.\n";
 
 int main(int argc, char** argv) {
   try {
-    auto args =
-        kime::tools::Args::parse(argc, argv, {"-o", "--weights-out", "--logits", "--act", "--expect"}, {"--help"});
+    auto args = kime::tools::Args::parse(
+        argc, argv, {"-o", "--weights-out", "--output", "--logits", "--act", "--expect"}, {"--help"});
     if (args.has("--help") || args.positional.size() != 1 || !args.has("-o") || !args.has("--weights-out")) {
       (args.has("--help") ? std::cout : std::cerr) << kUsage;
       return args.has("--help") ? 0 : 2;
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
     kime::OnnxImportOptions options;
     options.logits = args.get("--logits", "");
     options.act = args.get("--act", "");
+    options.outputs = args.all("--output");
+    options.seedOutputs = args.has("--logits") || args.has("--act");
     const kime::ImportedOnnx imported(args.positional[0], options);
     const kime::OnnxImport& model = imported.model();
     if (args.has("--expect")) {

@@ -66,24 +66,25 @@ int run(int argc, char** argv) {
   RefSession exact(g, *ck), int8(g, *ck, *precision);
   std::cout << "| bucket | outputs | largest |output| | largest error | 99th percentile | largest / largest output |\n"
                "| --- | --- | --- | --- | --- | --- |\n";
-  Errors allLogits, allAct;
+  const std::vector<OutputDesc> outputs = outputDescs(g);
+  std::vector<Errors> all(outputs.size());
   for (const Stage& st : stages)
     for (const Bucket& b : st.buckets) {
-      Errors logits, act;
+      std::vector<Errors> errors(outputs.size());
       for (int s = 1; s <= seeds; ++s)
         for (const auto& nb : tooling::bucketBatches(b, size_t(g.vocab), size_t(g.types), learnedPositions(g), s)) {
           RefOutputs want, got;
           if (auto err = exact.evaluate(nb.batch.view(), want)) throw CompileError(err->text());
           if (auto err = int8.evaluate(nb.batch.view(), got)) throw CompileError(err->text());
-          for (size_t i = 0; i < want.logits.size(); ++i) logits.add(got.logits[i], want.logits[i]);
-          for (size_t i = 0; i < want.act.size(); ++i)
-            for (size_t k = 0; k < 2; ++k) act.add(got.act[i][k], want.act[i][k]);
+          forEachOutputValue(got, want, [&](double x, double y, size_t o, size_t) { errors[o].add(x, y); });
         }
       const std::string name = st.name + " " + std::to_string(b.tokens) + "x" + std::to_string(b.seqs);
-      std::cout << row(name + " logits", logits) << "\n" << row(name + " act", act) << "\n";
-      allLogits.add(logits), allAct.add(act);
+      for (size_t o = 0; o < outputs.size(); ++o) {
+        std::cout << row(name + " " + outputs[o].name, errors[o]) << "\n";
+        all[o].add(errors[o]);
+      }
     }
-  std::cout << row("all logits", allLogits) << "\n" << row("all act", allAct) << "\n";
+  for (size_t o = 0; o < outputs.size(); ++o) std::cout << row("all " + outputs[o].name, all[o]) << "\n";
   return 0;
 }
 

@@ -12,7 +12,7 @@ namespace kime::tools {
 // Runs `files` in order; prints each batch's outputs (kime-run's JSON), or with `stats` the
 // executor's statistics after the last (with `json`: each batch's size as a JSON line on stdout,
 // the table on stderr). Returns 1 when any batch was refused (each named on stderr), else 0.
-int runBatches(Executor& exec, const std::vector<std::string>& files, bool stats, bool json);
+int runBatches(const Model& model, Executor& exec, const std::vector<std::string>& files, bool stats, bool json);
 
 }  // namespace kime::tools
 

@@ -43,6 +43,7 @@ int checkInvariance(const std::shared_ptr<Model>& model, const ExecutorOptions& 
       targets.push_back({execs.back().get(), model->buckets(stage), stage + ", " + describe(o)});
     }
     tooling::InvarianceOptions o;
+    o.outputs = model->outputs();
     o.vocab = model->vocab(), o.types = model->types(), o.maxLen = model->maxSequenceLength();
     o.trials = trials, o.seed = seed;
     const tooling::InvarianceReport r = tooling::checkBatchInvariance(targets, o);

@@ -21,7 +21,7 @@ int runReference(const Args& args) {
     std::cerr << "kime-run: " << args.positional[2] << ": " << err->text() << "\n";
     return 1;
   }
-  std::cout << tooling::outputsJson(out.logits, out.act) << "\n";
+  std::cout << tooling::outputsJson(outputDescs(g), out) << "\n";
   return 0;
 }
 

@@ -106,7 +106,7 @@ int runBatch(const Args& args) {
   auto model = openModel(args.positional[0], args);
   auto exec = executor(model, args);
   const std::vector<std::string> files(args.positional.begin() + 1, args.positional.end());
-  return kime::tools::runBatches(*exec, files, args.has("--stats"), args.has("--json"));
+  return kime::tools::runBatches(*model, *exec, files, args.has("--stats"), args.has("--json"));
 }
 
 int bench(const Args& args) {

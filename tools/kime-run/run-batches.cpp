@@ -55,7 +55,8 @@ std::string statsTable(const Executor& exec) {
 
 }  // namespace
 
-int runBatches(Executor& exec, const std::vector<std::string>& files, bool stats, bool json) {
+int runBatches(const Model& model, Executor& exec, const std::vector<std::string>& files, bool stats, bool json) {
+  const std::vector<OutputDesc>& outputs = model.outputs();
   int status = 0;
   Outputs out;
   for (const std::string& path : files) {
@@ -70,7 +71,7 @@ int runBatches(Executor& exec, const std::vector<std::string>& files, bool stats
       status = 1;
       continue;
     }
-    if (!stats) std::cout << tooling::runJson(used, out) << "\n";
+    if (!stats) std::cout << tooling::runJson(used, outputs, out) << "\n";
   }
   if (stats) (json ? std::cerr : std::cout) << statsTable(exec);
   return status;

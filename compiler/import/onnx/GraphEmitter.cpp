@@ -67,9 +67,10 @@ size_t GraphEmitter::readers(const std::string& value) const {
   return n;
 }
 
-Graph GraphEmitter::finish(const std::string& logits, const std::string& act, int64_t vocab, int64_t types) {
+Graph GraphEmitter::finish(const std::vector<GraphOutput>& outputs, int64_t vocab, int64_t types) {
   // Backwards from the outputs: the nodes they reach, and the weights those read.
-  std::set<std::string> live = {logits, act};
+  std::set<std::string> live;
+  for (const GraphOutput& o : outputs) live.insert(o.value);
   std::vector<bool> keep(g_.nodes.size(), false);
   for (size_t i = g_.nodes.size(); i-- > 0;) {
     if (!live.count(g_.nodes[i].name)) continue;
@@ -84,7 +85,7 @@ Graph GraphEmitter::finish(const std::string& logits, const std::string& act, in
     if (live.count(w.name)) g.weights.push_back(w);
   for (size_t i = 0; i < g_.nodes.size(); ++i)
     if (keep[i]) g.nodes.push_back(g_.nodes[i]);
-  g.logits = logits, g.act = act;
+  g.outputs = outputs;
   try {
     checkGraph(g);
   } catch (const CompileError& e) {

@@ -38,7 +38,7 @@ class GraphEmitter {
   size_t readers(const std::string& value) const;
 
   // The Graph of the nodes that the outputs reach, their weights only; checked.
-  Graph finish(const std::string& logits, const std::string& act, int64_t vocab, int64_t types);
+  Graph finish(const std::vector<GraphOutput>& outputs, int64_t vocab, int64_t types);
   // The checkpoint of `g`'s weights.
   std::vector<TensorData> checkpoint(const Graph& g) const;
 

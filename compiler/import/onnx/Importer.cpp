@@ -226,11 +226,10 @@ OnnxImport Importer::run() {
   for (const auto& o : model_.graph().output()) ++usesLeft_[o.name()];
   for (const onnx::NodeProto& n : model_.graph().node()) importNode(n);
   node_ = nullptr;
-  const std::string logits = outputValue(options_.logits, true);
-  const std::string act = outputValue(options_.act, false);
+  const std::vector<GraphOutput> outputs = graphOutputs();
   if (!vocab_) throw CompileError(source_ + ": the model reads no table by input_ids (its token embedding)");
   OnnxImport result;
-  result.graph = graph_.finish(logits, act, vocab_, types_ ? types_ : 1);
+  result.graph = graph_.finish(outputs, vocab_, types_ ? types_ : 1);
   result.weights = graph_.checkpoint(result.graph);
   return result;
 }

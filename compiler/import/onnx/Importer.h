@@ -83,6 +83,9 @@ class Importer {
   void declareInputs();
   void importNode(const onnx::NodeProto& n);
   std::string outputValue(const std::string& wanted, bool perToken);
+  // The Graph's outputs: options_' seed contract, the ones --output names, or every ONNX output.
+  std::vector<GraphOutput> graphOutputs();
+  std::string outputRows(const std::string& name, const ActVal& a, bool perToken, int64_t width);
 
   const onnx::ModelProto& model_;
   std::string source_;

@@ -1,7 +1,8 @@
 // kime's ONNX importer: an encoder exported from PyTorch (torch.onnx, opsets 13 to 17, dynamic
 // batch and length) becomes a Graph and its checkpoint. docs/onnx.md says which models it takes:
 // inputs input_ids [B, L] (and attention_mask [B, L], qtype [B] or token_type_ids [B, L]),
-// outputs one value per token (the logits at the markers) and a pair per sequence (act).
+// outputs by name: each [B, L] or [B, L, K] per token (read at the markers) or [B] or [B, K] per
+// sequence.
 #ifndef KIME_IMPORT_ONNX_ONNXIMPORT_H
 #define KIME_IMPORT_ONNX_ONNXIMPORT_H
 
@@ -14,8 +15,14 @@
 namespace kime {
 
 struct OnnxImportOptions {
-  std::string logits, act;  // the model's output names for them; empty: the one output that fits
-  std::string name;         // the Graph's name; empty: the model's graph name
+  // The seed's contract: with seedOutputs (or either name given), the Graph's outputs are exactly
+  // `logits` (this per-token output, one wide) and `act` (this per-sequence pair); an empty name:
+  // the one output that fits.
+  std::string logits, act;
+  bool seedOutputs = false;
+  std::string name;  // the Graph's name; empty: the model's graph name
+  // The ONNX outputs to keep, by name (--output); empty: every one (without logits or act).
+  std::vector<std::string> outputs;
 };
 
 struct OnnxImport {

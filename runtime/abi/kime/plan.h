@@ -24,8 +24,10 @@ extern "C" {
  * (kernel classes, inputs, row counts, dtypes by name as below). 3: the generic classes (gather,
  * eltwise, rope), the markers and mcu inputs, a SwiGLU's biases apart, the gather limits. 4: the
  * pool class; eltwise programs as words ("x in1 mul silu"). 5: the manifest, self-test and
- * source sections as FlatBuffers, by the schemas in runtime/schema (until 4: JSON). */
-#define KIME_FORMAT_VERSION 6u
+ * source sections as FlatBuffers, by the schemas in runtime/schema (until 4: JSON). 6: int8 learned
+ * position tables. 7: the model's outputs by name, per marker or per sequence, of any width (until
+ * 6: logits [M] and act [S, 2]). */
+#define KIME_FORMAT_VERSION 7u
 
 /* Section names: the manifest, the packed weights, and the code: "code.cpu.<target>" (target:
  * kime_cpu_target_names) and "code.ptx.<math>.<arch>" (math: kime_cuda_math_names, arch: sm_80,

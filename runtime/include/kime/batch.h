@@ -96,12 +96,60 @@ struct Error {
 // is sound.
 [[nodiscard]] std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types, size_t maxLen = 0);
 
-// What a batch produces: one logit per marker, one act pair per sequence, in batch order.
-// Reused across batches, so once it has grown it does not allocate.
-struct Outputs {
-  std::vector<float> logits;
-  std::vector<std::array<float, 2>> act;
+// Where an output's rows are: one per marker of the batch, or one per sequence (kime.h's
+// kime_output_kind, same numbers).
+enum class OutputKind : uint8_t { PerMarker = 0, PerSequence = 1 };
+
+// "per-marker" or "per-sequence".
+const char* outputKindName(OutputKind kind);
+
+// One of a model's outputs: its name (the Graph's), whose rows it has, and the f32 values in a row.
+struct OutputDesc {
+  std::string name;
+  OutputKind kind = OutputKind::PerMarker;
+  size_t width = 1;
+
+  bool operator==(const OutputDesc& o) const { return name == o.name && kind == o.kind && width == o.width; }
+  // The batch's rows of it: its markers or its sequences.
+  size_t rows(size_t seqs, size_t markers) const { return kind == OutputKind::PerMarker ? markers : seqs; }
 };
+
+// Whether `outputs` are the seed's contract: "logits" (one value per marker), then "act" (two per
+// sequence). kime_executor_run's and the Python (logits, act) pair's models.
+bool isSeedContract(const std::vector<OutputDesc>& outputs);
+
+// The index of output `name`, or -1.
+int outputIndex(const std::vector<OutputDesc>& outputs, const std::string& name);
+
+// What a batch produces: each of the model's outputs (Model::outputs(), in that order) as its rows
+// (the batch's markers or sequences, in batch order) times its width values, row-major. Reused
+// across batches, so once it has grown it does not allocate. T is float for the runtime, double
+// for the compiler's f64 reference.
+template <typename T>
+struct OutputValues {
+  std::vector<std::vector<T>> values;
+
+  size_t size() const { return values.size(); }
+  std::vector<T>& operator[](size_t i) { return values[i]; }
+  const std::vector<T>& operator[](size_t i) const { return values[i]; }
+};
+using Outputs = OutputValues<float>;
+
+// "logits[3]" or "act[2][1]": how messages name value `index` of output `o` (by row, and by column
+// where it is wider than one).
+std::string describeOutputValue(const OutputDesc& o, size_t index);
+
+// Calls f(got, want, output, index) for each value of each output; false (and no call) where the
+// two do not hold the same outputs of the same sizes.
+template <typename A, typename B, typename F>
+bool forEachOutputValue(const OutputValues<A>& got, const OutputValues<B>& want, F&& f) {
+  if (got.size() != want.size()) return false;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (got[i].size() != want[i].size()) return false;
+  for (size_t i = 0; i < want.size(); ++i)
+    for (size_t k = 0; k < want[i].size(); ++k) f(double(got[i][k]), double(want[i][k]), i, k);
+  return true;
+}
 
 }  // namespace kime
 

@@ -168,9 +168,41 @@ KIME_MUST_USE kime_status kime_executor_bucket_stats(const kime_executor* execut
 KIME_MUST_USE kime_status kime_model_selftest(kime_model* model, const kime_executor_options* options, char* report,
                                               size_t report_cap, kime_error* error);
 
-/* Runs a batch: `logits` gets one value per marker (capacity `logits_cap`), `act` two per
- * sequence (capacity `act_cap` floats). `out_bucket` (may be NULL) gets the bucket used. Once the
- * bucket is prepared, this allocates nothing. */
+/* A model's outputs (the Graph's, in its order): each has a name, one row per marker or one per
+ * sequence of the batch, and `width` f32 values a row. */
+typedef enum kime_output_kind { KIME_OUTPUT_PER_MARKER = 0, KIME_OUTPUT_PER_SEQUENCE = 1 } kime_output_kind;
+
+typedef struct kime_output_info {
+  const char* name; /* valid while the model lives */
+  kime_output_kind kind;
+  size_t width;
+} kime_output_info;
+
+size_t kime_model_output_count(const kime_model* model);
+/* Output `index` (< kime_model_output_count). */
+KIME_MUST_USE kime_status kime_model_output(const kime_model* model, size_t index, kime_output_info* out_info,
+                                            kime_error* error);
+/* The index of output `name`, or -1 where the model has none. */
+long kime_model_output_index(const kime_model* model, const char* name);
+
+/* Runs a batch. `count` is the model's output count; output i is written to `outputs[i]`
+ * (capacity `caps[i]` floats: at least its rows, the batch's markers or sequences, times its width),
+ * row-major in batch order. An `outputs[i]` of NULL skips that copy: read it with
+ * kime_executor_output instead (`outputs` and `caps` may both be NULL to skip every copy).
+ * `out_bucket` (may be NULL) gets the bucket used. Once the bucket is prepared, this allocates
+ * nothing. */
+KIME_MUST_USE kime_status kime_executor_run_outputs(kime_executor* executor, const kime_batch* batch,
+                                                    float* const* outputs, const size_t* caps, size_t count,
+                                                    kime_bucket* out_bucket, kime_error* error);
+/* After a run that succeeded: output `index` of that batch, in memory the executor owns (valid until
+ * its next run or its release), and its rows. */
+KIME_MUST_USE kime_status kime_executor_output(const kime_executor* executor, size_t index, const float** out_data,
+                                               size_t* out_rows, kime_error* error);
+
+/* kime_executor_run_outputs for the seed's contract, a model whose outputs are `logits` (one value
+ * per marker) and `act` (two per sequence): `logits` gets one value per marker (capacity
+ * `logits_cap`), `act` two per sequence (capacity `act_cap` floats). KIME_UNSUPPORTED for a model
+ * with other outputs. */
 KIME_MUST_USE kime_status kime_executor_run(kime_executor* executor, const kime_batch* batch, float* logits,
                                             size_t logits_cap, float* act, size_t act_cap, kime_bucket* out_bucket,
                                             kime_error* error);

@@ -88,6 +88,9 @@ class Model {
   size_t types() const;
   // The longest sequence it takes (its learned position table's rows); 0: any length.
   size_t maxSequenceLength() const;
+  // Its outputs, in the order Outputs::values holds them: name, rows (per marker or per
+  // sequence) and width.
+  const std::vector<OutputDesc>& outputs() const;
   // Stage names, and each stage's buckets in the order they are tried.
   std::vector<std::string> stages() const;
   // The stage to use when none is named: "serve" if the model has it, else its first stage.

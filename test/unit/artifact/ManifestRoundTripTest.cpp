@@ -83,8 +83,8 @@ void expectSameBucket(const fb::BucketT& w, const BucketInfo& r, const ModelImpl
       EXPECT_EQ(rs.launch[l.math()].block, l.block());
     }
   }
-  expectSameArg(*w.logits, r.logits, m);
-  expectSameArg(*w.act, r.act, m);
+  ASSERT_EQ(r.outputs.size(), w.outputs.size());
+  for (size_t o = 0; o < w.outputs.size(); ++o) expectSameArg(w.outputs[o], r.outputs[o], m);
 }
 
 TEST(ManifestRoundTrip, TheRuntimeReadsWhatTheCompilerWrote) {
@@ -161,9 +161,18 @@ TEST(ManifestRoundTrip, EachFieldOutOfRangeIsRefusedByName) {
       {[](fb::ManifestT& t) { t.buckets[0]->steps[0]->cuda = {fb::Launch(0, 1, 1, 4096)}; },
        "a step's CUDA launch is out of range"},
       {[](fb::ManifestT& t) { t.buckets[0]->arena = 4; }, "an argument lies outside its bucket's arena"},
-      {[](fb::ManifestT& t) { t.buckets[0]->logits->mutate_rows(9); }, "row count 9 is none of plan.h's"},
-      {[](fb::ManifestT& t) { t.buckets[0]->logits->mutate_bound(1ll << 62); },
+      {[](fb::ManifestT& t) { t.buckets[0]->outputs[0].mutate_rows(9); }, "row count 9 is none of plan.h's"},
+      {[](fb::ManifestT& t) { t.buckets[0]->outputs[0].mutate_bound(1ll << 62); },
+       "output \"logits\" is not 1024 f32 rows of 1 in the arena"},
+      {[](fb::ManifestT& t) { t.buckets[0]->outputs[1].mutate_offset(1ll << 40); },
        "an argument lies outside its bucket's arena"},
+      {[](fb::ManifestT& t) { t.buckets[0]->outputs[0].mutate_rows(KIME_ROWS_S); },
+       "output \"logits\" is not 1024 f32 rows of 1 in the arena"},
+      {[](fb::ManifestT& t) { t.buckets[0]->outputs.pop_back(); }, "places 1 outputs, the model has 2"},
+      {[](fb::ManifestT& t) { t.outputs[1]->kind = 5; }, "output kind 5 is none of plan.h's"},
+      {[](fb::ManifestT& t) { t.outputs[1]->width = 0; }, "output \"act\" has no name or a width of 0"},
+      {[](fb::ManifestT& t) { t.outputs[1]->name = "logits"; }, "output \"logits\" is named twice"},
+      {[](fb::ManifestT& t) { t.outputs.clear(); }, "the model has no outputs"},
       {[](fb::ManifestT& t) { t.stages[0]->buckets.push_back(99); }, "names a bucket out of range"},
       {[](fb::ManifestT& t) { t.gather_limits.push_back(std::make_unique<fb::GatherLimitT>()); },
        "" /* an index of ids: a batch index, accepted */},

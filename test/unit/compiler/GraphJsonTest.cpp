@@ -106,10 +106,12 @@ TEST(GraphJson, RefusesDuplicateNamesAndUnusedWeights) {
 
 TEST(GraphJson, RefusesOtherFormatsInputsAndOutputs) {
   json j = smallJson();
-  j["format"] = 3;
-  EXPECT_EQ(errorOf(j), "g.json: graph format 3 is not supported (this kime reads formats 1 to 2)");
+  j["format"] = 4;
+  EXPECT_EQ(errorOf(j), "g.json: graph format 4 is not supported (this kime reads formats 1 to 3)");
   j["format"] = 0;
-  EXPECT_EQ(errorOf(j), "g.json: graph format 0 is not supported (this kime reads formats 1 to 2)");
+  EXPECT_EQ(errorOf(j), "g.json: graph format 0 is not supported (this kime reads formats 1 to 3)");
+  j["format"] = 3;  // format 3's outputs are a list
+  EXPECT_EQ(errorOf(j), "g.json: outputs must be an array of {\"name\", \"value\"} (graph format 3)");
   j = smallJson();
   j["inputs"][4]["dtype"] = "u32";
   EXPECT_EQ(errorOf(j),
@@ -117,7 +119,35 @@ TEST(GraphJson, RefusesOtherFormatsInputsAndOutputs) {
             "markers [M] u32, mcu [S+1] u32, qtype [S] u8");
   j = smallJson();
   j["outputs"]["act"] = "head.act.rows";
-  EXPECT_EQ(errorOf(j), "g.json: output \"act\" must be [S, 2] f32, but \"head.act.rows\" is [S, 256] f32");
+  EXPECT_EQ(errorOf(j),
+            "g.json: output \"act\" must be [S, 2] f32 in graph format 2, but \"head.act.rows\" is [S, 256] f32 "
+            "(format 3 has outputs of any width)");
+}
+
+// Format 3: outputs by name, each [M], [M, K], [S] or [S, K]; written back as format 3, read the same.
+TEST(GraphJson, FormatThreeHasNamedOutputsOfAnyWidth) {
+  json j = smallJson();
+  j["format"] = 3;
+  j["outputs"] = json::array(
+      {{{"name", "pooled"}, {"value", "head.act.rows"}}, {{"name", "tags"}, {"value", "head.marker.logits"}}});
+  const Graph g = parseGraphJson(j.dump(), "g.json");
+  ASSERT_EQ(g.outputs.size(), 2u);
+  const std::vector<OutputDesc> want = {{"pooled", OutputKind::PerSequence, 256}, {"tags", OutputKind::PerMarker, 1}};
+  EXPECT_EQ(outputDescs(g), want);
+  const std::string text = writeGraphJson(g);
+  EXPECT_NE(text.find("\"format\": 3"), std::string::npos);
+  EXPECT_EQ(parseGraphJson(text, "again.json"), g);
+
+  j["outputs"][1]["name"] = "pooled";
+  EXPECT_EQ(errorOf(j), "g.json: output 1 (\"pooled\"): the name is already taken by another output");
+  j["outputs"][1] = {{"name", "hidden"}, {"value", "final_norm"}};
+  EXPECT_EQ(errorOf(j),
+            "g.json: output 1 (\"hidden\") must be [M], [M, K], [S] or [S, K] f32 (per marker or per sequence), "
+            "but \"final_norm\" is [T, 256] f32");
+  j["outputs"][1] = {{"name", "x"}, {"value", "nowhere"}};
+  EXPECT_EQ(errorOf(j), "g.json: output 1 (\"x\") names \"nowhere\", which is not a value");
+  j["outputs"] = json::array();
+  EXPECT_EQ(errorOf(j), "g.json: the graph has no outputs");
 }
 
 TEST(GraphJson, ReadsFormatOneAndRefusesItsNewerOps) {

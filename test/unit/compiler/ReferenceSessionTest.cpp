@@ -48,8 +48,8 @@ int expectSameBits(const Graph& g, uint64_t seed) {
       auto errWant = all.evaluate(nb.batch.view(), want), errGot = packed.evaluate(nb.batch.view(), got);
       EXPECT_EQ(bool(errWant), bool(errGot));
       if (errWant || errGot) continue;
-      EXPECT_EQ(got.logits, want.logits);
-      EXPECT_EQ(got.act, want.act);
+      EXPECT_EQ(got[0], want[0]);
+      EXPECT_EQ(got[1], want[1]);
       ++compared;
     }
   return compared;
@@ -92,10 +92,10 @@ Int8Outputs int8Outputs(const Graph& g, uint64_t seed, const std::function<void(
     RefOutputs w, q;
     EXPECT_FALSE(exact.evaluate(nb.batch.view(), w));
     EXPECT_FALSE(int8.evaluate(nb.batch.view(), q));
-    out.exact.insert(out.exact.end(), w.logits.begin(), w.logits.end());
-    out.int8.insert(out.int8.end(), q.logits.begin(), q.logits.end());
-    for (size_t i = 0; i < w.act.size(); ++i)
-      for (size_t k = 0; k < 2; ++k) out.exact.push_back(w.act[i][k]), out.int8.push_back(q.act[i][k]);
+    out.exact.insert(out.exact.end(), w[0].begin(), w[0].end());
+    out.int8.insert(out.int8.end(), q[0].begin(), q[0].end());
+    for (size_t i = 0; i < (w[1].size() / 2); ++i)
+      for (size_t k = 0; k < 2; ++k) out.exact.push_back(w[1][2 * i + k]), out.int8.push_back(q[1][2 * i + k]);
   }
   return out;
 }

@@ -50,17 +50,17 @@ TEST(Reference, EmptyBatchGivesEmptyOutputsAndEmptySequenceGivesTheActBias) {
   std::vector<uint32_t> none, zero = {0};
   std::vector<uint8_t> noTypes;
   ASSERT_FALSE(evaluateReference(f.g, f.w, {none, zero, none, zero, noTypes}, out));
-  EXPECT_TRUE(out.logits.empty());
-  EXPECT_TRUE(out.act.empty());
+  EXPECT_TRUE(out[0].empty());
+  EXPECT_TRUE(out[1].empty());
 
   std::vector<uint32_t> ids = {3}, cu = {0, 1, 1}, markers = {0}, mcu = {0, 1, 1};
   std::vector<uint8_t> qtype = {0, 1};
   ASSERT_FALSE(evaluateReference(f.g, f.w, {ids, cu, markers, mcu, qtype}, out));
-  ASSERT_EQ(out.act.size(), 2u);
-  EXPECT_EQ(out.logits.size(), 1u);
-  EXPECT_EQ(out.act[1][0], f.w.at("head.act.bias")[0]);
-  EXPECT_EQ(out.act[1][1], f.w.at("head.act.bias")[1]);
-  EXPECT_NE(out.act[0][0], out.act[1][0]);
+  ASSERT_EQ((out[1].size() / 2), 2u);
+  EXPECT_EQ(out[0].size(), 1u);
+  EXPECT_EQ(out[1][2 * 1 + 0], f.w.at("head.act.bias")[0]);
+  EXPECT_EQ(out[1][2 * 1 + 1], f.w.at("head.act.bias")[1]);
+  EXPECT_NE(out[1][2 * 0 + 0], out[1][2 * 1 + 0]);
 }
 
 // Attention stays inside each sequence: appending a second sequence changes nothing in the first.
@@ -73,9 +73,10 @@ TEST(Reference, SequencesDoNotSeeEachOther) {
   std::vector<uint32_t> ids2 = {1, 2, 3, 9, 9}, cu2 = {0, 3, 5}, m2 = {0, 2, 1}, mcu2 = {0, 2, 3};
   std::vector<uint8_t> q2 = {1, 0};
   ASSERT_FALSE(evaluateReference(f.g, f.w, {ids2, cu2, m2, mcu2, q2}, two));
-  EXPECT_EQ(one.logits[0], two.logits[0]);
-  EXPECT_EQ(one.logits[1], two.logits[1]);
-  EXPECT_EQ(one.act[0], two.act[0]);
+  EXPECT_EQ(one[0][0], two[0][0]);
+  EXPECT_EQ(one[0][1], two[0][1]);
+  EXPECT_EQ(one[1][0], two[1][0]);
+  EXPECT_EQ(one[1][1], two[1][1]);
 }
 
 // The act pair is a linear of each sequence's mean token row (mean_seqs): an empty sequence
@@ -93,18 +94,18 @@ TEST(Reference, MeanOfEachSequenceIsItsTokensAverageAndZerosWhenEmpty) {
              {OpKind::Squeeze, "logits", {"lg"}, {}},
              {OpKind::MeanSeqs, "mean", {"rows", "cu"}, {}},
              {OpKind::Linear, "act", {"mean", "wa", "ba"}, {}}};
-  g.logits = "logits", g.act = "act";
+  g.setSeedOutputs("logits", "act");
   RefWeights w = {{"tok", {1, 10, 2, 20, 4, 40, 8, 80}}, {"wm", {1, 0}}, {"wa", {1, 0, 0, 1}}, {"ba", {0.5, -0.5}}};
   std::vector<uint32_t> ids = {0, 1, 2, 3}, cu = {0, 3, 3, 4}, markers = {}, mcu = {0, 0, 0, 0};
   std::vector<uint8_t> qtype = {0, 0, 0};
   RefOutputs out;
   ASSERT_FALSE(evaluateReference(g, w, {ids, cu, markers, mcu, qtype}, out));
-  ASSERT_EQ(out.act.size(), 3u);
-  EXPECT_DOUBLE_EQ(out.act[0][0], (1 + 2 + 4) / 3.0 + 0.5);
-  EXPECT_DOUBLE_EQ(out.act[0][1], (10 + 20 + 40) / 3.0 - 0.5);
-  EXPECT_DOUBLE_EQ(out.act[1][0], 0.5);
-  EXPECT_DOUBLE_EQ(out.act[1][1], -0.5);
-  EXPECT_DOUBLE_EQ(out.act[2][0], 8.5);
+  ASSERT_EQ((out[1].size() / 2), 3u);
+  EXPECT_DOUBLE_EQ(out[1][2 * 0 + 0], (1 + 2 + 4) / 3.0 + 0.5);
+  EXPECT_DOUBLE_EQ(out[1][2 * 0 + 1], (10 + 20 + 40) / 3.0 - 0.5);
+  EXPECT_DOUBLE_EQ(out[1][2 * 1 + 0], 0.5);
+  EXPECT_DOUBLE_EQ(out[1][2 * 1 + 1], -0.5);
+  EXPECT_DOUBLE_EQ(out[1][2 * 2 + 0], 8.5);
 }
 
 }  // namespace

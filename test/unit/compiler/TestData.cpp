@@ -27,8 +27,8 @@ Graph goldenGraph(const std::string& name) {
 Expected readExpected(const std::string& path) {
   json::Json j = json::parse(json::readFile(path), path);
   Expected e;
-  e.logits = j.at("logits").get<std::vector<double>>();
-  for (const auto& a : j.at("act")) e.act.push_back({a.at(0).get<double>(), a.at(1).get<double>()});
+  e.values = {j.at("logits").get<std::vector<double>>(), {}};
+  for (const auto& a : j.at("act")) e[1].push_back(a.at(0).get<double>()), e[1].push_back(a.at(1).get<double>());
   return e;
 }
 

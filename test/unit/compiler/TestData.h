@@ -17,10 +17,8 @@ std::vector<std::string> goldenCases();        // the folder names under test/da
 // A golden case's graph: its config built with the dtype of its checkpoint.
 Graph goldenGraph(const std::string& name);
 
-struct Expected {
-  std::vector<double> logits;
-  std::vector<std::array<double, 2>> act;
-};
+// A golden case's outputs: logits, then act's pairs flattened (the seed's two outputs).
+using Expected = OutputValues<double>;
 Expected readExpected(const std::string& path);
 
 }  // namespace kime::test

@@ -37,14 +37,67 @@ TEST(CApi, OpensRunsAndReleases) {
   auto cpp = Executor::create(test::smallModel().model, "serve", {2});
   Outputs out;
   ASSERT_FALSE((*cpp)->run(Batch{{ids, 5}, {cu, 3}, {markers, 3}, {mcu, 3}, {qtype, 2}}, out));
-  EXPECT_EQ(0, std::memcmp(logits, out.logits.data(), sizeof logits));
-  EXPECT_EQ(0, std::memcmp(act, out.act.data(), sizeof act));
+  EXPECT_EQ(0, std::memcmp(logits, out[0].data(), sizeof logits));
+  EXPECT_EQ(0, std::memcmp(act, out[1].data(), sizeof act));
 
   EXPECT_EQ(kime_executor_run(exec, &batch, logits, 2, act, 4, nullptr, &err), KIME_INVALID_ARGUMENT);
   ids[0] = 99999;
   EXPECT_EQ(kime_executor_run(exec, &batch, logits, 3, act, 4, nullptr, &err), KIME_BAD_BATCH);
   EXPECT_STREQ(err.message, "bad batch: token id 99999 is past the vocabulary of 4096");
   kime_executor_release(exec);
+}
+
+// The outputs described by name, kind and width; run into the caller's arrays or read from the
+// executor's.
+TEST(CApi, OutputsAreDescribedAndRunByName) {
+  kime_error err;
+  kime_model* model = nullptr;
+  ASSERT_EQ(kime_model_open(test::smallModel().artifact.c_str(), &model, &err), KIME_OK) << err.message;
+  ASSERT_EQ(kime_model_output_count(model), 2u);
+  kime_output_info info;
+  ASSERT_EQ(kime_model_output(model, 1, &info, &err), KIME_OK);
+  EXPECT_STREQ(info.name, "act");
+  EXPECT_EQ(info.kind, KIME_OUTPUT_PER_SEQUENCE);
+  EXPECT_EQ(info.width, 2u);
+  ASSERT_EQ(kime_model_output(model, 0, &info, &err), KIME_OK);
+  EXPECT_STREQ(info.name, "logits");
+  EXPECT_EQ(info.kind, KIME_OUTPUT_PER_MARKER);
+  EXPECT_EQ(info.width, 1u);
+  EXPECT_EQ(kime_model_output(model, 2, &info, &err), KIME_INVALID_ARGUMENT);
+  EXPECT_EQ(info.name, nullptr);
+  EXPECT_EQ(kime_model_output_index(model, "act"), 1);
+  EXPECT_EQ(kime_model_output_index(model, "nope"), -1);
+
+  kime_executor* exec = nullptr;
+  ASSERT_EQ(kime_executor_create(model, nullptr, &exec, &err), KIME_OK) << err.message;
+  const float* data = nullptr;
+  size_t rows = 9;
+  EXPECT_EQ(kime_executor_output(exec, 0, &data, &rows, &err), KIME_INVALID_ARGUMENT);  // nothing has run
+  EXPECT_STREQ(err.message, "kime_executor_output: no batch has run");
+  uint32_t ids[] = {5, 6, 7, 8, 9}, cu[] = {0, 3, 5}, markers[] = {0, 2, 1}, mcu[] = {0, 2, 3};
+  uint8_t qtype[] = {1, 3};
+  const kime_batch batch = {ids, 5, cu, 3, markers, 3, mcu, 3, qtype, 2};
+  float logits[3], act[4];
+  ASSERT_EQ(kime_executor_run(exec, &batch, logits, 3, act, 4, nullptr, &err), KIME_OK) << err.message;
+
+  float act2[4] = {};
+  float* arrays[2] = {nullptr, act2};  // logits left with the executor
+  size_t caps[2] = {0, 4};
+  ASSERT_EQ(kime_executor_run_outputs(exec, &batch, arrays, caps, 2, nullptr, &err), KIME_OK) << err.message;
+  EXPECT_EQ(0, std::memcmp(act, act2, sizeof act));
+  ASSERT_EQ(kime_executor_output(exec, 0, &data, &rows, &err), KIME_OK);
+  EXPECT_EQ(rows, 3u);
+  EXPECT_EQ(0, std::memcmp(logits, data, sizeof logits));
+  ASSERT_EQ(kime_executor_output(exec, 1, &data, &rows, &err), KIME_OK);
+  EXPECT_EQ(rows, 2u);
+
+  caps[1] = 3;  // two sequences of two
+  EXPECT_EQ(kime_executor_run_outputs(exec, &batch, arrays, caps, 2, nullptr, &err), KIME_INVALID_ARGUMENT);
+  EXPECT_STREQ(err.message, "kime_executor_run_outputs: an output array is smaller than its rows times its width");
+  EXPECT_EQ(kime_executor_run_outputs(exec, &batch, arrays, caps, 1, nullptr, &err), KIME_INVALID_ARGUMENT);
+  EXPECT_EQ(kime_executor_run_outputs(exec, &batch, nullptr, nullptr, 0, nullptr, &err), KIME_OK);
+  kime_executor_release(exec);
+  kime_model_release(model);
 }
 
 TEST(CApi, ErrorsComeWithAStatusAndAMessage) {

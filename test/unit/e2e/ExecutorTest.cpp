@@ -21,15 +21,15 @@ void expectMatchesReference(const tooling::OwnedBatch& b, const Outputs& got) {
   const auto& cm = test::smallModel();
   RefOutputs want;
   ASSERT_FALSE(evaluateReference(cm.graph, cm.weights, b.view(), want));
-  ASSERT_EQ(got.logits.size(), want.logits.size());
-  ASSERT_EQ(got.act.size(), want.act.size());
-  for (size_t i = 0; i < want.logits.size(); ++i)
-    EXPECT_TRUE(withinTolerance(got.logits[i], want.logits[i], kF32Tolerance))
-        << "logit " << i << ": " << got.logits[i] << " vs " << want.logits[i];
-  for (size_t s = 0; s < want.act.size(); ++s)
+  ASSERT_EQ(got[0].size(), want[0].size());
+  ASSERT_EQ((got[1].size() / 2), (want[1].size() / 2));
+  for (size_t i = 0; i < want[0].size(); ++i)
+    EXPECT_TRUE(withinTolerance(got[0][i], want[0][i], kF32Tolerance))
+        << "logit " << i << ": " << got[0][i] << " vs " << want[0][i];
+  for (size_t s = 0; s < (want[1].size() / 2); ++s)
     for (int c = 0; c < 2; ++c)
-      EXPECT_TRUE(withinTolerance(got.act[s][c], want.act[s][c], kF32Tolerance))
-          << "act " << s << ": " << got.act[s][c] << " vs " << want.act[s][c];
+      EXPECT_TRUE(withinTolerance(got[1][2 * s + c], want[1][2 * s + c], kF32Tolerance))
+          << "act " << s << ": " << got[1][2 * s + c] << " vs " << want[1][2 * s + c];
 }
 
 TEST(Executor, EveryServeBucketMatchesTheReferenceOnEdgeCases) {
@@ -65,8 +65,8 @@ TEST(Executor, RunInBucketUsesTheBucketAskedFor) {
   EXPECT_EQ(exec->warm(), (std::vector<Bucket>{{128, 8, 32}}));
   ASSERT_FALSE(exec->runInBucket(1, b.view(), inSecond));
   EXPECT_EQ(exec->warm().size(), 2u);  // the second bucket's plan ran
-  ASSERT_EQ(inFirst.logits.size(), inSecond.logits.size());
-  for (size_t k = 0; k < inFirst.logits.size(); ++k) EXPECT_NEAR(inFirst.logits[k], inSecond.logits[k], 1e-5);
+  ASSERT_EQ(inFirst[0].size(), inSecond[0].size());
+  for (size_t k = 0; k < inFirst[0].size(); ++k) EXPECT_NEAR(inFirst[0][k], inSecond[0][k], 1e-5);
   // A batch the bucket does not hold is NoBucket, naming that bucket.
   auto big = tooling::uniformBatch(9, 4, 1, 4096, 4, 1);
   auto err = exec->runInBucket(0, big.view(), inFirst);
@@ -117,11 +117,11 @@ TEST(Executor, OutputsAreReusedAcrossBatches) {
   Outputs out;
   auto big = tooling::uniformBatch(8, 16, 4, 4096, 4, 1), small = tooling::uniformBatch(2, 5, 1, 4096, 4, 2);
   ASSERT_FALSE(exec->run(big.view(), out));
-  const float* logits = out.logits.data();
+  const float* logits = out[0].data();
   ASSERT_FALSE(exec->run(small.view(), out));
-  EXPECT_EQ(out.logits.size(), 2u);
-  EXPECT_EQ(out.act.size(), 2u);
-  EXPECT_EQ(out.logits.data(), logits);  // shrinking keeps the storage
+  EXPECT_EQ(out[0].size(), 2u);
+  EXPECT_EQ((out[1].size() / 2), 2u);
+  EXPECT_EQ(out[0].data(), logits);  // shrinking keeps the storage
 }
 
 TEST(Executor, RunsAreBitIdenticalRepeatedAndAcrossThreadCounts) {
@@ -131,10 +131,10 @@ TEST(Executor, RunsAreBitIdenticalRepeatedAndAcrossThreadCounts) {
   ASSERT_FALSE(two->run(b.view(), a));
   ASSERT_FALSE(two->run(b.view(), c));
   ASSERT_FALSE(one->run(b.view(), d));
-  ASSERT_EQ(a.logits.size(), d.logits.size());
-  EXPECT_EQ(0, std::memcmp(a.logits.data(), c.logits.data(), a.logits.size() * 4));
-  EXPECT_EQ(0, std::memcmp(a.logits.data(), d.logits.data(), a.logits.size() * 4));
-  EXPECT_EQ(0, std::memcmp(a.act.data(), d.act.data(), a.act.size() * 8));
+  ASSERT_EQ(a[0].size(), d[0].size());
+  EXPECT_EQ(0, std::memcmp(a[0].data(), c[0].data(), a[0].size() * 4));
+  EXPECT_EQ(0, std::memcmp(a[0].data(), d[0].data(), a[0].size() * 4));
+  EXPECT_EQ(0, std::memcmp(a[1].data(), d[1].data(), (a[1].size() / 2) * 8));
 }
 
 // Found by the batch fuzzer under UBSan: the empty batch's outputs were copied with memcpy from
@@ -144,10 +144,10 @@ TEST(Executor, TheEmptyBatchTheFuzzerFoundRunsToEmptyOutputs) {
       tooling::parseBatchJson(R"({"ids": [], "cu": [0], "markers": [], "mcu": [0], "qtype": []})", "crash-d8fe9017");
   auto e = serve();
   Outputs out;
-  out.logits = {1.0f};  // a run replaces what was there
+  out.values = {{1.0f}, {}};  // a run replaces what was there
   ASSERT_FALSE(e->run(b.view(), out));
-  EXPECT_TRUE(out.logits.empty());
-  EXPECT_TRUE(out.act.empty());
+  EXPECT_TRUE(out[0].empty());
+  EXPECT_TRUE(out[1].empty());
 }
 
 TEST(Executor, CapsReportTheCpuAndItsThreads) {

@@ -27,12 +27,13 @@ struct OwnedBatch {
 OwnedBatch readBatchFile(const std::string& path);
 OwnedBatch parseBatchJson(const std::string& text, const std::string& source);
 
-// What kime-run prints for a batch it ran: {"bucket": {"tokens", "seqs", "markers"}, "logits": [...],
-// "act": [[a, b], ...]}.
-std::string runJson(const Bucket& used, const Outputs& out);
+// What kime-run prints for a batch it ran: {"bucket": {"tokens", "seqs", "markers"}, then each
+// output by name: a value per row where it is one wide ("logits": [...]), else a list per row
+// ("act": [[a, b], ...])}.
+std::string runJson(const Bucket& used, const std::vector<OutputDesc>& descs, const Outputs& out);
 
-// {"logits": [...], "act": [[a, b], ...]} with every digit a double needs (17 significant).
-std::string outputsJson(const std::vector<double>& logits, const std::vector<std::array<double, 2>>& act);
+// The outputs alone, as runJson writes them, with every digit a double needs (17 significant).
+std::string outputsJson(const std::vector<OutputDesc>& descs, const OutputValues<double>& out);
 
 }  // namespace kime::tooling
 

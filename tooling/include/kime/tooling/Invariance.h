@@ -29,6 +29,7 @@ struct InvarianceTarget {
 };
 
 struct InvarianceOptions {
+  std::vector<OutputDesc> outputs;  // the model's (Model::outputs): every one is compared
   size_t vocab = 0, types = 0;
   size_t maxLen = 0;  // the longest sequence the model takes (a learned position table); 0: any
   size_t trials = 4;  // sequences per bucket of each target
@@ -45,8 +46,8 @@ struct InvarianceReport {
 
 // For each target and each of its buckets, `trials` random sequences: each run alone on the
 // first target (when a bucket of it holds the sequence) and on this one, then at a random place
-// among random neighbours that make this bucket the one run. Every run's logits and act for the
-// sequence must be the bytes of its first run alone.
+// among random neighbours that make this bucket the one run. Every run's outputs for the sequence
+// (its marker rows and its own row of each) must be the bytes of its first run alone.
 InvarianceReport checkBatchInvariance(const std::vector<InvarianceTarget>& targets, const InvarianceOptions& o);
 
 }  // namespace kime::tooling
