@@ -71,6 +71,21 @@ void gatherRows(Importer& im, const ActVal& a, const Tensor& index, int64_t axis
   im.out(0, out);
 }
 
+// A table's row by an index of one number over B and L (HF's token types when none are given):
+// that row, a constant the tokens broadcast against.
+void gatherFilled(Importer& im, const Tensor& table, const FilledVal& index, int64_t axis) {
+  if (axis != 0 || table.shape.size() < 2 || !table.isFloat() || index.kind == Tensor::Kind::Float)
+    im.refuse("gathers from " + describe(table) + " by " + describe(index.layout) + " filled with one number");
+  const int64_t row = int64_t(index.v);
+  if (row < 0 || row >= table.shape[0])
+    im.refuse("gathers row " + std::to_string(row) + " of " + describe(table) + ", past its rows");
+  Tensor picked = constGather(table, Tensor::integers({row}, {}), 0);
+  std::vector<int64_t> shape(index.layout.rank(), 1);
+  shape.insert(shape.end(), table.shape.begin() + 1, table.shape.end());
+  picked.shape = shape;
+  im.out(0, ConstVal{picked});
+}
+
 void gather(Importer& im) {
   const Value &data = im.in(0), &index = im.in(1);
   const int64_t axis = im.attrInt("axis", 0);
@@ -93,6 +108,7 @@ void gather(Importer& im) {
     return im.out(0, SymVal{picked, ci->t.shape.empty()});
   }
   if (auto c = std::get_if<ConstVal>(&data)) {
+    if (auto f = std::get_if<FilledVal>(&index)) return gatherFilled(im, c->t, *f, axis);
     if (auto i = std::get_if<IndexVal>(&index)) {
       if (axis != 0) im.refuse("gathers a table along axis " + std::to_string(axis) + ", not its rows");
       return gatherTable(im, c->t, *i);
@@ -125,6 +141,11 @@ void slicePositions(Importer& im, const Tensor& t, size_t axis) {
     for (size_t d = 0; d < l.rank(); ++d)
       if (d != axis && !l.dims[d].empty()) im.refuse("slices a position buffer of more than one row by L");
     return im.out(0, IndexVal{IndexVal::Which::Positions, l});
+  }
+  if (!t.isFloat() && t.size() && t.isUniform()) {  // a buffer of one number (HF's token types of zeros)
+    Layout l = staticLayout(t.shape);
+    l.dims[axis] = Dim{{Atom::Kind::Len, 1}};
+    return im.out(0, FilledVal{double(t.intAt(0)), t.kind, l});
   }
   if (axis != 0 || !t.isFloat())
     im.refuse("slices a constant " + describe(t) + " by L along axis " + std::to_string(axis));

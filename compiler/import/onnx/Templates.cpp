@@ -85,10 +85,28 @@ std::optional<Pointwise> fitPointwise(const RowExpr& tree, int64_t width) {
   return std::nullopt;
 }
 
-// Moves `scale * x + shift` (per feature) into the linear or norm that computes x, where `alone`
-// (nothing else reads x); none where it cannot.
+// `scale * x + shift` of rows gathered from a table, as a gather from a new table of the rows so
+// changed (a constant row added to the token embeddings: HF's token types when none are given).
+std::optional<ActVal> foldIntoTable(Importer& im, const ActVal& a, const Pointwise& p, Node* n) {
+  const TensorData* table = im.graph().weightData(n->operands[0]);
+  if (!table || table->shape.size() != 2 || table->shape[1] != a.width) return std::nullopt;
+  std::vector<float> rows(table->values.size());
+  const size_t width = size_t(a.width);
+  for (size_t k = 0; k < rows.size(); ++k) rows[k] = float(table->values[k] * p.scale[k % width] + p.shift[k % width]);
+  const std::vector<int64_t> shape = table->shape;
+  const shapes::DType dtype = table->dtype;
+  n->operands[0] = im.graph().weight(n->operands[0] + ".shifted", shape, std::move(rows), dtype);
+  ActVal out = a;
+  out.tree = nullptr;
+  return out;
+}
+
+// Moves `scale * x + shift` (per feature) into the linear, norm or table gather that computes x,
+// where `alone` (nothing else reads x); none where it cannot.
 std::optional<ActVal> foldInto(Importer& im, const ActVal& a, const Pointwise& p, bool alone) {
   Node* n = im.graph().producer(a.value);
+  if (alone && n && n->kind == OpKind::GatherRows && im.graph().readers(a.value) == 0)
+    return foldIntoTable(im, a, p, n);
   const bool noShift = std::all_of(p.shift.begin(), p.shift.end(), [](double b) { return std::fabs(b) <= 1e-12; });
   const bool foldable =
       alone && n && im.graph().readers(a.value) == 0 &&
