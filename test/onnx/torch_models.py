@@ -165,7 +165,10 @@ class BertSelfAttention(nn.Module):
             scores = (q @ k.transpose(-1, -2)) * (HD ** -0.5)
         else:
             scores = q @ k.transpose(-1, -2) / math.sqrt(HD)
-        scores = scores + ext_mask
+        if ext_mask.dtype == torch.bool:  # DistilBERT's: padding keys filled after expanding
+            scores = scores.masked_fill(ext_mask.expand_as(scores), torch.finfo(scores.dtype).min)
+        else:
+            scores = scores + ext_mask
         probs = self.dropout(torch.softmax(scores, dim=-1))
         ctx = (probs @ v).permute(0, 2, 1, 3).contiguous()
         return ctx.reshape(B, L, HIDDEN)
@@ -193,7 +196,9 @@ class BertLayer(nn.Module):
 class Bert(nn.Module):
     """variant "post_ln": token_type_ids, learned positions (buffer sliced [:, :L]), additive
     -10000 mask, tanh pooler. variant "finfo": qtype per sequence, no positions, finfo.min mask,
-    scale by Mul, tanh GELU, masked mean pooling."""
+    scale by Mul, tanh GELU, masked mean pooling. variant "hf_default_types": post_ln called as HF
+    models are without token_type_ids (a buffer of zeros sliced [:, :L] and expanded), with
+    DistilBERT's mask ((mask == 0).view(B, 1, 1, L).expand_as(scores), filled with finfo.min)."""
 
     def __init__(self, variant: str):
         super().__init__()
@@ -204,6 +209,8 @@ class Bert(nn.Module):
             self.position_embeddings = nn.Embedding(MAX_POS, HIDDEN)
             self.register_buffer("position_ids", torch.arange(MAX_POS)[None])
         self.token_type_embeddings = nn.Embedding(TYPES, HIDDEN)
+        if variant == "hf_default_types":
+            self.register_buffer("token_type_ids", torch.zeros((1, MAX_POS), dtype=torch.long))
         self.emb_norm = nn.LayerNorm(HIDDEN, eps=1e-12)
         self.emb_dropout = nn.Dropout(0.1)
         self.layers = nn.ModuleList(
@@ -214,10 +221,14 @@ class Bert(nn.Module):
         self.token_head = nn.Linear(HIDDEN, 1)
         self.act_head = nn.Linear(HIDDEN, 2)
 
-    def forward(self, input_ids, attention_mask, types):
-        L = input_ids.shape[1]
+    def forward(self, input_ids, attention_mask, types=None):
+        B, L = input_ids.shape
         x = self.word_embeddings(input_ids)
-        if self.variant == "finfo":
+        if self.variant == "hf_default_types":
+            types = self.token_type_ids[:, :L].expand(B, L)
+            x = x + self.position_embeddings(self.position_ids[:, :L]) + self.token_type_embeddings(types)
+            ext = (attention_mask == 0).view(B, 1, 1, L)
+        elif self.variant == "finfo":
             x = x + self.token_type_embeddings(types)[:, None, :]
             ext = (1 - attention_mask[:, None, None, :]) * torch.finfo(torch.float32).min
         else:
@@ -584,6 +595,9 @@ MODELS: Dict[str, ModelCase] = {
     "bert_finfo_tanh_gelu": ModelCase(
         _builder(104, lambda: Bert("finfo")), IM + ("qtype",), True, None,
         "BERT without positions, finfo.min mask, Mul scale, tanh GELU, qtype, masked mean"),
+    "bert_hf_default_types": ModelCase(
+        _builder(111, lambda: Bert("hf_default_types")), IM, True, None,
+        "BERT called without token_type_ids (HF's zero buffer sliced by L), DistilBERT's expanded mask"),
     "llama_rope_gqa_repeat": ModelCase(
         _builder(105, lambda: Llama(LlamaCfg())), IM, True, None,
         "RMSNorm (rsqrt), RoPE sliced tables, GQA repeat_interleave, SwiGLU, -inf masked_fill"),

@@ -29,6 +29,7 @@ bool holds(const Value& v, const std::string& value) {
   if (auto a = std::get_if<ActVal>(&v)) return a->value == value;
   if (auto s = std::get_if<ScoresVal>(&v)) return s->q.value == value || s->k.value == value;
   if (auto s = std::get_if<SeqSumVal>(&v)) return s->x.value == value;
+  if (auto r = std::get_if<RowNormVal>(&v)) return r->x.value == value;
   return false;
 }
 
@@ -51,6 +52,7 @@ std::string describeValue(const Value& v) {
     }
     std::string operator()(const SeqSumVal& s) { return "a sum over each sequence " + describe(s.layout); }
     std::string operator()(const SeqLenVal& s) { return "each sequence's length " + describe(s.layout); }
+    std::string operator()(const RowNormVal& r) { return "each row's L2 norm " + describe(r.layout); }
   } visitor;
   return std::visit(visitor, v);
 }

@@ -11,6 +11,7 @@ std::optional<Layout> layoutOf(const Value& v) {
   if (auto x = std::get_if<ScoresVal>(&v)) return x->layout;
   if (auto x = std::get_if<SeqSumVal>(&v)) return x->layout;
   if (auto x = std::get_if<SeqLenVal>(&v)) return x->layout;
+  if (auto x = std::get_if<RowNormVal>(&v)) return x->layout;
   return std::nullopt;
 }
 

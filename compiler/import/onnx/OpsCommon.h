@@ -35,6 +35,9 @@ std::optional<double> uniformValue(const Value& v);
 // along the keys.
 ScoresVal maskScores(const Importer& im, ScoresVal s, double real, double pad, const Layout& mask);
 
+// The rows of `a` divided by their L2 norm clamped below by `eps` (F.normalize), as an RMS norm.
+ActVal l2Normalize(Importer& im, const ActVal& a, double eps);
+
 }  // namespace kime::onnx_import
 
 #endif  // KIME_IMPORT_ONNX_OPSCOMMON_H

@@ -252,6 +252,13 @@ Value scoresBinary(Importer& im, const std::string& fn, const Value& va, const V
   im.refuse(fn + " of attention scores and " + describeValue(other));
 }
 
+// Rows over their own L2 norm (as ReduceL2 of the same rows computed it), clamped by a Clip.
+ActVal divideByNorm(Importer& im, const ActVal& x, const RowNormVal& norm) {
+  if (x.value != norm.x.value || x.tree != norm.x.tree || x.width != norm.x.width)
+    im.refuse("divides rows by the L2 norm of other rows");
+  return l2Normalize(im, x, norm.eps);
+}
+
 void binary(Importer& im, const std::string& fn) {
   const Value &a = im.in(0), &b = im.in(1);
   auto ca = std::get_if<ConstVal>(&a);
@@ -261,6 +268,8 @@ void binary(Importer& im, const std::string& fn) {
     return im.out(0, sizesBinary(im, fn, im.symIn(0, "a size"), rankOf(a) == 0, im.symIn(1, "a size"), rankOf(b) == 0));
   if (std::holds_alternative<ScoresVal>(a) || std::holds_alternative<ScoresVal>(b))
     return im.out(0, scoresBinary(im, fn, a, b));
+  if (auto r = std::get_if<RowNormVal>(&b); r && fn == "div" && std::holds_alternative<ActVal>(a))
+    return im.out(0, divideByNorm(im, std::get<ActVal>(a), *r));
   if (std::holds_alternative<ActVal>(a) || std::holds_alternative<ActVal>(b))
     return im.out(0, rowsBinary(im, fn, a, b));
   if (auto s = std::get_if<SeqSumVal>(&a); s && fn == "div" && std::holds_alternative<SeqLenVal>(b)) {
@@ -360,6 +369,13 @@ void clip(Importer& im) {
     const Tensor& bound = im.constIn(k, "a bound");
     if (bound.size() != 1) im.refuse("a bound that is not one number");
     (k == 1 ? lo : hi) = bound.at(0);
+  }
+  if (auto r = std::get_if<RowNormVal>(&v)) {
+    // F.normalize's norm.clamp_min(eps): the rows' norm kept away from 0.
+    if (hi || !lo || *lo < 0) im.refuse("clamps each row's L2 norm other than from below");
+    RowNormVal out = *r;
+    out.eps = std::max(out.eps, *lo);
+    return im.out(0, out);
   }
   if (std::holds_alternative<SeqLenVal>(v)) {
     // A sequence's length clamped away from 0 (mean pooling): kime's mean of an empty sequence is 0.

@@ -1,7 +1,8 @@
 // The ops that make an encoder: MatMul and Gemm (linears by constant weights; q·kᵀ and p·v of
 // attention), Softmax over attention scores, LayerNormalization, and the reductions (a norm's
-// mean over the features, pooling over each sequence's tokens).
+// mean over the features, pooling over each sequence's tokens, a row's L2 norm).
 #include <algorithm>
+#include <cmath>
 
 #include "OpsCommon.h"
 #include "Templates.h"
@@ -269,6 +270,26 @@ void reduce(Importer& im, bool mean) {
   im.out(0, im.settle(out));
 }
 
+// Each row's L2 norm over its features (the last dim), for a division of the rows by it.
+void reduceL2(Importer& im) {
+  const ActVal* a = std::get_if<ActVal>(&im.in(0));
+  if (!a) im.refuse("an L2 norm of " + describeValue(im.in(0)) + ": kime's are of rows");
+  const std::vector<int64_t> axes = reduceAxes(im, a->layout.rank());
+  const size_t last = a->layout.rank() - 1;
+  if (axes.size() != 1 || size_t(axes[0]) != last || !featuresOnly(a->layout.dims[last]))
+    im.refuse("an L2 norm over other dims of " + describe(a->layout) + " than a row's features (its last)");
+  im.out(0, RowNormVal{*a, reducedLayout(a->layout, last, im.attrInt("keepdims", 1) != 0), 0});
+}
+
+void lpNormalization(Importer& im) {
+  const ActVal* a = std::get_if<ActVal>(&im.in(0));
+  const size_t rank = a ? a->layout.rank() : 0;
+  if (!a || im.attrInt("p", 2) != 2 || axisIn(im, im.attrInt("axis", -1), rank) != int64_t(rank) - 1 ||
+      !featuresOnly(a->layout.dims[rank - 1]))
+    im.refuse("an Lp normalization other than L2 over a row's features (its last dim)");
+  im.out(0, l2Normalize(im, *a, 0));
+}
+
 void reduceMean(Importer& im) { reduce(im, true); }
 void reduceSum(Importer& im) { reduce(im, false); }
 
@@ -281,6 +302,20 @@ void addNnOps(OpTable& t) {
   t["LayerNormalization"] = layerNormalization;
   t["ReduceMean"] = reduceMean;
   t["ReduceSum"] = reduceSum;
+  t["ReduceL2"] = reduceL2;
+  t["LpNormalization"] = lpNormalization;
+}
+
+// x / max(|x|, eps) along the rows: an RMS norm whose weight is 1/sqrt(width) and whose epsilon is
+// eps^2 / width (x / sqrt(sum x^2 + eps^2): the same in f32 wherever |x| is past eps by 1e4), at
+// least 1e-37 (a norm's epsilon is positive; a row of zeros stays zeros, where x / |x| is NaN).
+ActVal l2Normalize(Importer& im, const ActVal& a, double eps) {
+  const ActVal x = im.materialize(a);
+  const std::vector<float> scale(size_t(x.width), float(1 / std::sqrt(double(x.width))));
+  const std::string w = im.graph().weight(im.hint() + ".scale", {x.width}, scale);
+  const std::string out =
+      im.graph().node(OpKind::RmsNorm, im.hint(), {x.value, w}, {std::max(eps * eps / double(x.width), 1e-37)});
+  return ActVal::rows(out, x.width, a.layout);
 }
 
 }  // namespace kime::onnx_import

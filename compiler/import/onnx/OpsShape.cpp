@@ -224,6 +224,23 @@ Layout expandLayout(const Importer& im, const Layout& l, const std::vector<SymIn
   return out;
 }
 
+// A function of attention_mask expanded to the scores' shape (DistilBERT's [B, 1, 1, L] to
+// [B, H, L, L]): the one L it varies along stays, a dim of 1 grown to L keeps 1, since what reads
+// a mask (Where, Add, Mul with the scores) broadcasts it there the same.
+MaskVal expandMask(const Importer& im, const MaskVal& m, const std::vector<SymInt>& shape) {
+  MaskVal out = m;
+  out.layout = expandLayout(im, m.layout, shape);
+  const size_t added = out.layout.rank() - m.layout.rank();
+  for (size_t d = 0; d < out.layout.rank(); ++d) {
+    const bool wasOne = d < added || m.layout.dims[d - added].empty();
+    Dim& dim = out.layout.dims[d];
+    if (wasOne && m.layout.hasAtom(Atom::Kind::Len))
+      dim.erase(std::remove_if(dim.begin(), dim.end(), [](const Atom& a) { return a.kind == Atom::Kind::Len; }),
+                dim.end());
+  }
+  return out;
+}
+
 void expand(Importer& im) {
   const Value& v = im.in(0);
   const std::vector<SymInt> shape = im.symIn(1, "the shape");
@@ -239,6 +256,7 @@ void expand(Importer& im) {
     return im.out(0, FilledVal{c->t.at(0), c->t.kind, expandLayout(im, staticLayout(c->t.shape), shape)});
   }
   if (std::holds_alternative<SymVal>(v)) im.refuse("expands sizes");
+  if (auto m = std::get_if<MaskVal>(&v)) return im.out(0, expandMask(im, *m, shape));
   const Layout l = expandLayout(im, *layoutOf(v), shape);
   if (auto a = std::get_if<ActVal>(&v); a && !a->perToken() && l.hasAtom(Atom::Kind::Len)) {
     ActVal tokens = im.toTokens(*a);

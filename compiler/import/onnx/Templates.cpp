@@ -87,26 +87,44 @@ std::optional<Pointwise> fitPointwise(const RowExpr& tree, int64_t width) {
 
 // `scale * x + shift` of rows gathered from a table, as a gather from a new table of the rows so
 // changed (a constant row added to the token embeddings: HF's token types when none are given).
-std::optional<ActVal> foldIntoTable(Importer& im, const ActVal& a, const Pointwise& p, Node* n) {
-  const TensorData* table = im.graph().weightData(n->operands[0]);
+// New nodes, not the old ones changed: whatever else reads the old rows keeps them.
+std::optional<ActVal> foldIntoTable(Importer& im, const ActVal& a, const Pointwise& p, const Node& gather) {
+  const TensorData* table = im.graph().weightData(gather.operands[0]);
   if (!table || table->shape.size() != 2 || table->shape[1] != a.width) return std::nullopt;
   std::vector<float> rows(table->values.size());
   const size_t width = size_t(a.width);
   for (size_t k = 0; k < rows.size(); ++k) rows[k] = float(table->values[k] * p.scale[k % width] + p.shift[k % width]);
   const std::vector<int64_t> shape = table->shape;
   const shapes::DType dtype = table->dtype;
-  n->operands[0] = im.graph().weight(n->operands[0] + ".shifted", shape, std::move(rows), dtype);
-  ActVal out = a;
-  out.tree = nullptr;
-  return out;
+  const std::string index = gather.operands[1], name = gather.operands[0];
+  const std::string w = im.graph().weight(name + ".shifted", shape, std::move(rows), dtype);
+  return ActVal::rows(im.graph().node(OpKind::GatherRows, im.hint(), {w, index}), a.width, a.layout);
 }
 
-// Moves `scale * x + shift` (per feature) into the linear, norm or table gather that computes x,
-// where `alone` (nothing else reads x); none where it cannot.
+// A shift of a sum of rows (word + position embeddings, then the type row) moved into a table
+// that one addend gathers: a new sum of the shifted rows and the other addend.
+std::optional<ActVal> foldIntoAddend(Importer& im, const ActVal& a, const Pointwise& p, const Node& sum) {
+  if (!std::all_of(p.scale.begin(), p.scale.end(), [](double s) { return std::fabs(s - 1) <= 1e-12; }))
+    return std::nullopt;
+  for (size_t k = 0; k < 2; ++k) {
+    const Node* addend = im.graph().producer(sum.operands[k]);
+    if (!addend || addend->kind != OpKind::GatherRows) continue;
+    const std::string other = sum.operands[1 - k];
+    const Node gather = *addend;  // a copy: making nodes moves the graph's node storage
+    if (auto shifted = foldIntoTable(im, ActVal::rows(sum.operands[k], a.width, a.layout), p, gather))
+      return ActVal::rows(im.graph().node(OpKind::Add, im.hint(), {shifted->value, other}), a.width, a.layout);
+  }
+  return std::nullopt;
+}
+
+// Moves `scale * x + shift` (per feature) into the linear, norm or table gather that computes x
+// (for a shift, a table one addend of x gathers), where `alone` (nothing else reads x); none where
+// it cannot.
 std::optional<ActVal> foldInto(Importer& im, const ActVal& a, const Pointwise& p, bool alone) {
   Node* n = im.graph().producer(a.value);
-  if (alone && n && n->kind == OpKind::GatherRows && im.graph().readers(a.value) == 0)
-    return foldIntoTable(im, a, p, n);
+  if (n && n->kind == OpKind::GatherRows) return foldIntoTable(im, a, p, Node(*n));
+  if (n && n->kind == OpKind::Add)
+    if (auto done = foldIntoAddend(im, a, p, Node(*n))) return done;
   const bool noShift = std::all_of(p.shift.begin(), p.shift.end(), [](double b) { return std::fabs(b) <= 1e-12; });
   const bool foldable =
       alone && n && im.graph().readers(a.value) == 0 &&

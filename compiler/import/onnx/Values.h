@@ -97,8 +97,16 @@ struct SeqLenVal {
   Layout layout;
 };
 
-using Value =
-    std::variant<ConstVal, SymVal, FilledVal, IndexVal, MaskVal, PosTableVal, ActVal, ScoresVal, SeqSumVal, SeqLenVal>;
+// Each row's L2 norm (ReduceL2 over its features), clamped below by `eps` (a Clip): what
+// F.normalize and sentence-transformers' Normalize divide the rows by.
+struct RowNormVal {
+  ActVal x;
+  Layout layout;
+  double eps = 0;
+};
+
+using Value = std::variant<ConstVal, SymVal, FilledVal, IndexVal, MaskVal, PosTableVal, ActVal, ScoresVal, SeqSumVal,
+                           SeqLenVal, RowNormVal>;
 
 // "a constant [2, 3] float", "rows [B, L, 64]": what a value is, for messages.
 std::string describeValue(const Value& v);
