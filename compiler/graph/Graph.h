@@ -106,10 +106,13 @@ struct Graph {
   std::vector<WeightDecl> weights;
   std::vector<Node> nodes;
   std::vector<GraphOutput> outputs;  // in order; format 1 and 2: logits [M], act [S, 2]
+  // A token id no batch may hold (format 3's "padding_id"; -1: none): an imported model's padding
+  // id, whose tokens its exported positions do not count (RoBERTa's padding_idx + cumsum(ids != pad)).
+  int64_t paddingId = -1;
 
   bool operator==(const Graph& o) const {
     return name == o.name && vocab == o.vocab && types == o.types && weights == o.weights && nodes == o.nodes &&
-           outputs == o.outputs;
+           outputs == o.outputs && paddingId == o.paddingId;
   }
   // The seed's outputs: logits (the value `logits`, [M]) and act (`act`, [S, 2]).
   void setSeedOutputs(const std::string& logits, const std::string& act) {

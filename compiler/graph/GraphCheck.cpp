@@ -274,6 +274,9 @@ std::vector<Shape> checkGraph(const Graph& g) {
   auto fail = [](const std::string& m) { throw CompileError(m); };
   if (g.vocab <= 0) fail("vocab must be positive, not " + std::to_string(g.vocab));
   if (g.types <= 0) fail("types must be positive, not " + std::to_string(g.types));
+  if (g.paddingId < -1 || g.paddingId >= g.vocab)
+    fail("padding_id " + std::to_string(g.paddingId) + " is not a token id (below vocab " + std::to_string(g.vocab) +
+         ")");
 
   Values values;
   std::set<std::string> unusedWeights;

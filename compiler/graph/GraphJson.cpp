@@ -116,7 +116,8 @@ static std::vector<GraphOutput> parseOutputs(const Json& outputs, const std::str
 Graph parseGraphJson(const std::string& text, const std::string& source) {
   Json j = json::parse(text, source);
   json::requireObject(j, source);
-  json::onlyKeys(j, {"format", "name", "vocab", "types", "inputs", "weights", "nodes", "outputs"}, source);
+  json::onlyKeys(j, {"format", "name", "vocab", "types", "padding_id", "inputs", "weights", "nodes", "outputs"},
+                 source);
   int64_t format = json::intField(j, "format", source);
   if (format < 1 || format > Graph::kFormat)
     throw CompileError(source + ": graph format " + std::to_string(format) +
@@ -125,6 +126,10 @@ Graph parseGraphJson(const std::string& text, const std::string& source) {
   g.name = json::stringField(j, "name", source);
   g.vocab = json::intField(j, "vocab", source);
   g.types = json::intField(j, "types", source);
+  if (j.contains("padding_id")) {
+    if (format < 3) throw CompileError(source + ": \"padding_id\" is new in graph format 3");
+    g.paddingId = json::intField(j, "padding_id", source);
+  }
   checkInputs(json::field(j, "inputs", source), source);
 
   const Json& weights = json::field(j, "weights", source);
@@ -154,7 +159,7 @@ std::string writeGraphJson(const Graph& g) {
   auto line = [](const OJson& j) { return j.dump(); };
   std::string s = "{\n";
   // The oldest format that holds it: the seed's outputs are format 2's.
-  bool seed = g.hasSeedOutputs();
+  bool seed = g.hasSeedOutputs() && g.paddingId < 0;
   try {
     if (seed) checkSeedOutputs(g, checkGraph(g), 2);
   } catch (const CompileError&) {
@@ -164,6 +169,7 @@ std::string writeGraphJson(const Graph& g) {
   s += "  \"name\": " + OJson(g.name).dump() + ",\n";
   s += "  \"vocab\": " + std::to_string(g.vocab) + ",\n";
   s += "  \"types\": " + std::to_string(g.types) + ",\n";
+  if (g.paddingId >= 0) s += "  \"padding_id\": " + std::to_string(g.paddingId) + ",\n";
   s += "  \"inputs\": [\n";
   for (size_t i = 0; i < graphInputs().size(); ++i) {
     const InputDecl& in = graphInputs()[i];

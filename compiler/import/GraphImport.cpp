@@ -12,7 +12,8 @@ using namespace mlir;
 
 static constexpr const char* kVocabAttr = "kime.vocab";
 static constexpr const char* kTypesAttr = "kime.types";
-static constexpr const char* kOutputsAttr = "kime.outputs";  // the outputs' names, in order
+static constexpr const char* kOutputsAttr = "kime.outputs";       // the outputs' names, in order
+static constexpr const char* kPaddingIdAttr = "kime.padding_id";  // Graph::paddingId, where there is one
 
 void loadKimeDialects(MLIRContext& ctx) { ctx.loadDialect<mlir::kime::KimeDialect, func::FuncDialect>(); }
 
@@ -39,6 +40,7 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const Graph& g) {
   fn->setAttr(kVocabAttr, b.getI64IntegerAttr(g.vocab));
   fn->setAttr(kTypesAttr, b.getI64IntegerAttr(g.types));
   if (!g.hasSeedOutputs()) fn->setAttr(kOutputsAttr, b.getArrayAttr(outputNames));  // the seed's are the default
+  if (g.paddingId >= 0) fn->setAttr(kPaddingIdAttr, b.getI64IntegerAttr(g.paddingId));
   Block* body = fn.addEntryBlock();
   b.setInsertionPointToEnd(body);
 
@@ -137,6 +139,7 @@ Graph exportGraph(ModuleOp module) {
   g.name = fn.getSymName().str();
   g.vocab = intAttr(kVocabAttr);
   g.types = intAttr(kTypesAttr);
+  if (fn->hasAttr(kPaddingIdAttr)) g.paddingId = intAttr(kPaddingIdAttr);
   if (fn.getNumArguments() != graphInputs().size())
     throw CompileError("graph function must take the batch's five arrays");
 

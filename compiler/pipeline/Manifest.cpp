@@ -89,6 +89,7 @@ Section manifestSection(const CompileOptions& o, const Graph& g, const LoweredMo
   t.vocab = uint64_t(g.vocab);
   t.types = uint64_t(g.types);
   t.max_seq_len = learnedPositions(g);
+  t.padding_id = g.paddingId;
   for (const OutputDesc& d : outputDescs(g)) {
     auto x = std::make_unique<fb::OutputT>();
     x->name = d.name;

@@ -97,7 +97,7 @@ std::vector<Drawn> draw(const Graph& g, const std::vector<Stage>& stages, size_t
     for (size_t i = 0; i < st.buckets.size(); ++i)
       pools.push_back({st, i,
                        tooling::bucketBatches(st.buckets[i], size_t(g.vocab), size_t(g.types), learnedPositions(g),
-                                              bucketSeed(st.buckets[i]))});
+                                              bucketSeed(st.buckets[i]), g.paddingId)});
   std::vector<Drawn> out;
   for (size_t round = 0; out.size() < count; ++round) {
     size_t before = out.size();

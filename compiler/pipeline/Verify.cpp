@@ -23,7 +23,7 @@ void verifyArtifact(const std::string& path, const Graph& g, const Checkpoint& c
     for (size_t i = 0; i < st.buckets.size(); ++i) {
       const Bucket& b = st.buckets[i];
       double worst = 0;
-      for (auto& nb : tooling::bucketBatches(b, size_t(g.vocab), size_t(g.types), cap, 7 + i)) {
+      for (auto& nb : tooling::bucketBatches(b, size_t(g.vocab), size_t(g.types), cap, 7 + i, g.paddingId)) {
         Outputs got;
         // In this bucket, even where a smaller one would hold the batch: every bucket sees every
         // edge case.

@@ -566,7 +566,11 @@ RefSession::~RefSession() = default;
 std::optional<Error> RefSession::evaluate(const Batch& batch, RefOutputs& out) {
   const Graph& g = state_->g;
   if (auto err = checkBatch(batch, size_t(g.vocab), size_t(g.types), learnedPositions(g))) return err;
-  return Evaluator(g, state_->w, batch, state_->packed, state_->int8, state_->int8Tables, state_->pool).run(out);
+  // The padding id after the gathers' own limits, in the runtime's order of checks.
+  if (auto err =
+          Evaluator(g, state_->w, batch, state_->packed, state_->int8, state_->int8Tables, state_->pool).run(out))
+    return err;
+  return checkPaddingId(batch, g.paddingId);
 }
 
 std::optional<Error> evaluateReference(const Graph& g, const RefWeights& w, const Batch& batch, RefOutputs& out) {

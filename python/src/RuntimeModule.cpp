@@ -141,6 +141,9 @@ void defineModel(py::module_& m) {
       .def_property_readonly("types", [](const PyModel& p) { return p.model->types(); })
       .def_property_readonly("stages", [](const PyModel& p) { return p.model->stages(); })
       .def_property_readonly(
+          "padding_id", [](const PyModel& p) { return p.model->paddingId(); },
+          "A token id no batch may hold (an imported model's padding id); -1: none.")
+      .def_property_readonly(
           "outputs",
           [](const PyModel& p) {
             py::list out;

@@ -56,6 +56,7 @@ size_t Model::vocab() const { return impl_->vocab; }
 size_t Model::types() const { return impl_->types; }
 size_t Model::maxSequenceLength() const { return impl_->maxSeqLen; }
 const std::vector<OutputDesc>& Model::outputs() const { return impl_->outputs; }
+int64_t Model::paddingId() const { return impl_->paddingId; }
 const std::string& Model::cpuTarget() const { return impl_->cpuTarget; }
 
 std::vector<std::string> Model::stages() const {

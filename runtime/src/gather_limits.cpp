@@ -42,4 +42,16 @@ std::optional<Error> checkGatherLimits(const Batch& b, const std::vector<GatherL
   return std::nullopt;
 }
 
+std::optional<Error> checkPaddingId(const Batch& b, int64_t id) {
+  if (id < 0) return std::nullopt;
+  for (size_t s = 0; s < b.seqs(); ++s)
+    for (uint32_t t = b.cu[s]; t < b.cu[s + 1]; ++t)
+      if (b.ids[t] == uint64_t(id))
+        return Error::batch("sequence " + std::to_string(s) + ", token " + std::to_string(t - b.cu[s]) + ": id " +
+                            std::to_string(id) +
+                            " is the model's padding id, which its exported positions do not count; a batch may "
+                            "not hold it");
+  return std::nullopt;
+}
+
 }  // namespace kime

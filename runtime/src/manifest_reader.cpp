@@ -196,6 +196,9 @@ void readVerified(const fb::Manifest& j, ModelImpl& m) {
   m.vocab = j.vocab();
   m.types = j.types();
   m.maxSeqLen = j.max_seq_len();
+  m.paddingId = j.padding_id();
+  if (m.paddingId < -1 || (m.paddingId >= 0 && uint64_t(m.paddingId) >= m.vocab))
+    throw Fail{"padding id " + std::to_string(m.paddingId) + " is no token id"};
   readOutputs(*j.outputs(), m);
   for (const fb::GatherLimit* g : *j.gather_limits()) {
     const InputId index = planEnum<InputId>(g->index(), KIME_INPUT_COUNT, "input");

@@ -119,6 +119,7 @@ struct ModelImpl {
   size_t vocab = 0, types = 0;
   size_t maxSeqLen = 0;                   // the longest sequence the model takes (learned positions); 0: any
   std::vector<OutputDesc> outputs;        // the Graph's outputs, in its order
+  int64_t paddingId = -1;                 // a token id no batch may hold; -1: none
   std::vector<GatherLimit> gatherLimits;  // the gathers whose index a batch may take past their table
   std::vector<WeightInfo> weights;
   std::vector<std::string> kernelNames;
@@ -160,7 +161,8 @@ size_t stagedRows(size_t i, const Bucket& b);
 // checkBatch with the model's vocabulary, types and positions, then its gather limits.
 inline std::optional<Error> checkModelBatch(const ModelImpl& m, const Batch& b) {
   if (auto err = checkBatch(b, m.vocab, m.types, m.maxSeqLen)) return err;
-  return checkGatherLimits(b, m.gatherLimits);
+  if (auto err = checkGatherLimits(b, m.gatherLimits)) return err;
+  return checkPaddingId(b, m.paddingId);
 }
 // Fills the staged arrays from a checked batch (arrays[i]: staged array i, stagedRows long): per
 // token its sequence and position; each marker's token and each sequence's first token (-1 when

@@ -30,9 +30,10 @@ BUCKETS = {"stages": {"serve": [{"tokens": 24, "seqs": 3, "markers": 6},
 SEEDS_PER_BUCKET = 2
 
 
-def random_batch(rng, bucket, smaller, types):
+def random_batch(rng, bucket, smaller, types, padding_id=-1):
     """Sequences that fill `bucket` past `smaller` (so that the executor picks it): lengths 1 to
-    the model's positions, markers anywhere in their sequence."""
+    the model's positions, markers anywhere in their sequence, no token the model's padding id
+    (which a batch may not hold: the Graph's padding_id)."""
     while True:
         seqs = []
         budget = bucket["tokens"]
@@ -42,7 +43,8 @@ def random_batch(rng, bucket, smaller, types):
             n = int(rng.integers(1, min(zoo.MAX_POS, budget) + 1))
             budget -= n
             markers = sorted(rng.choice(n, size=int(rng.integers(0, min(n, 5) + 1)), replace=False).tolist())
-            seqs.append((rng.integers(0, zoo.VOCAB, n).tolist(), markers, int(rng.integers(0, types))))
+            ids = [(t + 1) % zoo.VOCAB if t == padding_id else t for t in rng.integers(0, zoo.VOCAB, n).tolist()]
+            seqs.append((ids, markers, int(rng.integers(0, types))))
         total_markers = sum(len(s[1]) for s in seqs)
         tokens = sum(len(s[0]) for s in seqs)
         if total_markers > bucket["markers"]:
@@ -89,7 +91,7 @@ def check_valid(name, opset, kime_bin, tmp, model):
     stage = BUCKETS["stages"]["serve"]
     for k, bucket in enumerate(stage):
         for _ in range(SEEDS_PER_BUCKET):
-            seqs = random_batch(rng, bucket, stage[k - 1] if k else None, g["types"])
+            seqs = random_batch(rng, bucket, stage[k - 1] if k else None, g["types"], g.get("padding_id", -1))
             logits, act = exe.run(*packed(seqs))
             want_logits, want_act = zoo.torch_outputs(name, model, seqs)
             err = max(np.max(np.abs(logits - want_logits), initial=0.0), np.max(np.abs(act - want_act), initial=0.0))

@@ -198,7 +198,9 @@ class Bert(nn.Module):
     -10000 mask, tanh pooler. variant "finfo": qtype per sequence, no positions, finfo.min mask,
     scale by Mul, tanh GELU, masked mean pooling. variant "hf_default_types": post_ln called as HF
     models are without token_type_ids (a buffer of zeros sliced [:, :L] and expanded), with
-    DistilBERT's mask ((mask == 0).view(B, 1, 1, L).expand_as(scores), filled with finfo.min)."""
+    DistilBERT's mask ((mask == 0).view(B, 1, 1, L).expand_as(scores), filled with finfo.min).
+    variant "roberta": hf_default_types with RoBERTa's positions (padding_idx + cumsum(ids != pad)
+    * (ids != pad), padding_idx 0, the zoo's pad id) and the additive -10000 mask."""
 
     def __init__(self, variant: str):
         super().__init__()
@@ -209,8 +211,10 @@ class Bert(nn.Module):
             self.position_embeddings = nn.Embedding(MAX_POS, HIDDEN)
             self.register_buffer("position_ids", torch.arange(MAX_POS)[None])
         self.token_type_embeddings = nn.Embedding(TYPES, HIDDEN)
-        if variant == "hf_default_types":
+        if variant in ("hf_default_types", "roberta"):
             self.register_buffer("token_type_ids", torch.zeros((1, MAX_POS), dtype=torch.long))
+        if variant == "roberta":  # positions 1 to MAX_POS after the padding_idx 0
+            self.position_embeddings = nn.Embedding(MAX_POS + 1, HIDDEN)
         self.emb_norm = nn.LayerNorm(HIDDEN, eps=1e-12)
         self.emb_dropout = nn.Dropout(0.1)
         self.layers = nn.ModuleList(
@@ -228,6 +232,12 @@ class Bert(nn.Module):
             types = self.token_type_ids[:, :L].expand(B, L)
             x = x + self.position_embeddings(self.position_ids[:, :L]) + self.token_type_embeddings(types)
             ext = (attention_mask == 0).view(B, 1, 1, L)
+        elif self.variant == "roberta":
+            types = self.token_type_ids[:, :L].expand(B, L)
+            not_pad = input_ids.ne(0).int()
+            positions = (torch.cumsum(not_pad, dim=1).type_as(not_pad) * not_pad).long()
+            x = x + self.token_type_embeddings(types) + self.position_embeddings(positions)
+            ext = (1.0 - attention_mask[:, None, None, :].float()) * -10000.0
         elif self.variant == "finfo":
             x = x + self.token_type_embeddings(types)[:, None, :]
             ext = (1 - attention_mask[:, None, None, :]) * torch.finfo(torch.float32).min
@@ -598,6 +608,9 @@ MODELS: Dict[str, ModelCase] = {
     "bert_hf_default_types": ModelCase(
         _builder(111, lambda: Bert("hf_default_types")), IM, True, None,
         "BERT called without token_type_ids (HF's zero buffer sliced by L), DistilBERT's expanded mask"),
+    "roberta_positions": ModelCase(
+        _builder(112, lambda: Bert("roberta")), IM, True, None,
+        "RoBERTa's positions from the non-pad count (padding_idx 0), zero type buffer, -10000 mask"),
     "llama_rope_gqa_repeat": ModelCase(
         _builder(105, lambda: Llama(LlamaCfg())), IM, True, None,
         "RMSNorm (rsqrt), RoPE sliced tables, GQA repeat_interleave, SwiGLU, -inf masked_fill"),

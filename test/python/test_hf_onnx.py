@@ -16,7 +16,7 @@ import kime.compiler
 HF = pathlib.Path(__file__).resolve().parents[3] / "shared" / "hf-onnx"
 # The families kime imports, each with its outputs' shapes (per marker or per sequence, width).
 HEADS = {"token_logits": ("per-marker", 5), "logits": ("per-sequence", 3)}
-IMPORTS = {"bert": HEADS, "distilbert": HEADS, "minilm-embed": {"embedding": ("per-sequence", 64)}}
+IMPORTS = {"bert": HEADS, "distilbert": HEADS, "roberta": HEADS, "minilm-embed": {"embedding": ("per-sequence", 64)}}
 BUCKETS = {"stages": {"serve": [{"tokens": 64, "seqs": 1, "markers": 64},
                                 {"tokens": 512, "seqs": 8, "markers": 512}]}}
 
@@ -73,6 +73,16 @@ def test_an_imported_family_matches_torch_packed_and_alone(name, buckets):
     _check(executor.run(*_packed(cases)), cases, shapes)
     for case in cases:
         _check(executor.run(*_packed([case])), [case], shapes)
+
+
+def test_a_sequence_with_the_padding_id_is_refused_by_position(buckets):
+    """RoBERTa's positions count the tokens that are not its padding id (1): a batch holding it is
+    refused, naming the sequence and the token, never run with other positions than HF's."""
+    model = kime.Model.from_bytes(_compile("roberta", buckets))
+    case = {"ids": [5, 6, 7], "token_type": 0}
+    bad = {"ids": [5, 6, 1, 7], "token_type": 0}
+    with pytest.raises(kime.BadBatch, match="sequence 1, token 2: id 1 is the model's padding id"):
+        model.executor().run(*_packed([case, bad]))
 
 
 def test_the_families_not_imported_yet_are_refused_naming_the_node(buckets):

@@ -10,11 +10,16 @@ namespace {
 struct Gen {
   std::mt19937_64 rng;
   size_t vocab, types;
+  int64_t avoid = -1;  // an id never drawn (the next one is, where vocab has one)
 
   size_t below(size_t n) { return n ? size_t(rng() % n) : 0; }
+  uint32_t id() {
+    const size_t v = below(vocab);
+    return uint32_t(int64_t(v) == avoid && vocab > 1 ? (v + 1) % vocab : v);
+  }
   void push(OwnedBatch& b, size_t len, size_t markers) {
     if (b.cu.empty()) b.cu.push_back(0), b.mcu.push_back(0);
-    for (size_t i = 0; i < len; ++i) b.ids.push_back(uint32_t(below(vocab)));
+    for (size_t i = 0; i < len; ++i) b.ids.push_back(id());
     for (size_t i = 0; i < (len ? markers : 0); ++i) b.markers.push_back(uint32_t(below(len)));
     b.cu.push_back(uint32_t(b.ids.size()));
     b.mcu.push_back(uint32_t(b.markers.size()));
@@ -26,8 +31,9 @@ OwnedBatch empty() { return {{}, {0}, {}, {0}, {}}; }
 
 }  // namespace
 
-std::vector<NamedBatch> bucketBatches(const Bucket& bk, size_t vocab, size_t types, size_t maxLen, uint64_t seed) {
-  Gen g{std::mt19937_64(seed), vocab, types};
+std::vector<NamedBatch> bucketBatches(const Bucket& bk, size_t vocab, size_t types, size_t maxLen, uint64_t seed,
+                                      int64_t avoidId) {
+  Gen g{std::mt19937_64(seed), vocab, types, avoidId};
   const size_t cap = maxLen ? std::min<size_t>(maxLen, bk.tokens) : bk.tokens;
   std::vector<NamedBatch> out;
 
@@ -68,8 +74,9 @@ std::vector<NamedBatch> bucketBatches(const Bucket& bk, size_t vocab, size_t typ
   return out;
 }
 
-OwnedBatch uniformBatch(size_t seqs, size_t len, size_t markersPerSeq, size_t vocab, size_t types, uint64_t seed) {
-  Gen g{std::mt19937_64(seed), vocab, types};
+OwnedBatch uniformBatch(size_t seqs, size_t len, size_t markersPerSeq, size_t vocab, size_t types, uint64_t seed,
+                        int64_t avoidId) {
+  Gen g{std::mt19937_64(seed), vocab, types, avoidId};
   OwnedBatch b = empty();
   for (size_t s = 0; s < seqs; ++s) g.push(b, len, markersPerSeq);
   return b;

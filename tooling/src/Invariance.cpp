@@ -54,7 +54,10 @@ class Checker {
   // `len` tokens (at most `markers` markers, each at a random position of it), a random type.
   Sequence randomSequence(size_t len, size_t markers) {
     Sequence s;
-    for (size_t i = 0; i < len; ++i) s.ids.push_back(uint32_t(below(o_.vocab)));
+    for (size_t i = 0; i < len; ++i) {
+      const size_t id = below(o_.vocab);
+      s.ids.push_back(uint32_t(int64_t(id) == o_.paddingId && o_.vocab > 1 ? (id + 1) % o_.vocab : id));
+    }
     for (size_t i = 0; i < (len ? below(markers + 1) : 0); ++i) s.markers.push_back(uint32_t(below(len)));
     s.qtype = uint8_t(below(o_.types));
     return s;

@@ -72,7 +72,8 @@ int run(int argc, char** argv) {
     for (const Bucket& b : st.buckets) {
       std::vector<Errors> errors(outputs.size());
       for (int s = 1; s <= seeds; ++s)
-        for (const auto& nb : tooling::bucketBatches(b, size_t(g.vocab), size_t(g.types), learnedPositions(g), s)) {
+        for (const auto& nb :
+             tooling::bucketBatches(b, size_t(g.vocab), size_t(g.types), learnedPositions(g), s, g.paddingId)) {
           RefOutputs want, got;
           if (auto err = exact.evaluate(nb.batch.view(), want)) throw CompileError(err->text());
           if (auto err = int8.evaluate(nb.batch.view(), got)) throw CompileError(err->text());

@@ -44,6 +44,7 @@ int checkInvariance(const std::shared_ptr<Model>& model, const ExecutorOptions& 
     }
     tooling::InvarianceOptions o;
     o.outputs = model->outputs();
+    o.paddingId = model->paddingId();
     o.vocab = model->vocab(), o.types = model->types(), o.maxLen = model->maxSequenceLength();
     o.trials = trials, o.seed = seed;
     const tooling::InvarianceReport r = tooling::checkBatchInvariance(targets, o);

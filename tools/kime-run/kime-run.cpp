@@ -121,7 +121,8 @@ int bench(const Args& args) {
   for (size_t i = 0; i < buckets.size(); ++i) {
     const kime::Bucket& b = buckets[i];
     size_t seqs = b.seqs, len = std::max<size_t>(1, b.tokens / b.seqs);
-    auto batch = kime::tooling::uniformBatch(seqs, len, b.markers / seqs, model->vocab(), model->types(), 1 + i);
+    auto batch = kime::tooling::uniformBatch(seqs, len, b.markers / seqs, model->vocab(), model->types(), 1 + i,
+                                             model->paddingId());
     kime::Outputs out;
     for (int w = 0; w < 3; ++w)
       if (auto err = exec->run(batch.view(), out)) throw std::runtime_error(err->text());

@@ -135,6 +135,14 @@ std::vector<SymInt> Importer::symIn(size_t k, const std::string& what) const {
 void Importer::noteVocab(int64_t rows) { vocab_ = vocab_ ? std::min(vocab_, rows) : rows; }
 void Importer::noteTypes(int64_t rows) { types_ = types_ ? std::min(types_, rows) : rows; }
 
+void Importer::notePaddingId(int64_t id) {
+  if (id < 0 || (paddingId_ >= 0 && paddingId_ != id))
+    refuse("compares the token ids with " + std::to_string(id) +
+           (paddingId_ >= 0 ? ", and elsewhere with " + std::to_string(paddingId_) : std::string()) +
+           ": kime refuses one padding id in batches, not more");
+  paddingId_ = id;
+}
+
 bool Importer::heldOnlyThrough(const std::string& value, const RowExpr* tree) const {
   for (const auto& [name, v] : values_) {
     auto left = usesLeft_.find(name);
@@ -232,6 +240,10 @@ OnnxImport Importer::run() {
   if (!vocab_) throw CompileError(source_ + ": the model reads no table by input_ids (its token embedding)");
   OnnxImport result;
   result.graph = graph_.finish(outputs, vocab_, types_ ? types_ : 1);
+  if (paddingId_ >= vocab_)
+    throw CompileError(source_ + ": the token ids are compared with " + std::to_string(paddingId_) +
+                       ", past the vocabulary of " + std::to_string(vocab_));
+  result.graph.paddingId = paddingId_;
   result.weights = graph_.checkpoint(result.graph);
   return result;
 }

@@ -63,6 +63,9 @@ class Importer {
   // A table gathered by token ids or question types: the vocabulary and the types are its rows.
   void noteVocab(int64_t rows);
   void noteTypes(int64_t rows);
+  // The token ids compared with `id` (the padding id of RoBERTa's positions): the Graph's padding id,
+  // which batches may not hold; refused where the model compares them with another id too.
+  void notePaddingId(int64_t id);
   // Whether Graph value `value` is read by no live ONNX value but through `tree` (whose result is
   // made once for all of them), so that a scale may be folded into the node that computes it.
   bool heldOnlyThrough(const std::string& value, const RowExpr* tree) const;
@@ -98,6 +101,7 @@ class Importer {
   const onnx::NodeProto* node_ = nullptr;
   bool hasMask_ = false;
   int64_t vocab_ = 0, types_ = 0;
+  int64_t paddingId_ = -1;
 };
 
 }  // namespace kime::onnx_import

@@ -259,6 +259,26 @@ ActVal divideByNorm(Importer& im, const ActVal& x, const RowNormVal& norm) {
   return l2Normalize(im, x, norm.eps);
 }
 
+// Token ids or positions with a number: the ids' comparison with the padding id (false at every
+// token of a batch, which may not hold that id: Graph::paddingId), positions plus or minus a whole
+// number (a later first row of the table), either times 1.
+std::optional<Value> indexBinary(Importer& im, const std::string& fn, const IndexVal& i, const Value& other) {
+  const std::optional<double> k = uniformValue(other);
+  const bool integer = k && *k == std::floor(*k) && std::fabs(*k) < 1e15;
+  if (!integer || (std::holds_alternative<ConstVal>(other) && std::get<ConstVal>(other).t.isFloat())) return {};
+  if (fn == "equal" && i.which == IndexVal::Which::Ids) {
+    im.notePaddingId(int64_t(*k));
+    return FilledVal{0, Tensor::Kind::Bool, i.layout};
+  }
+  if ((fn == "add" || fn == "sub") && i.which == IndexVal::Which::Positions) {
+    IndexVal out = i;
+    out.offset += fn == "add" ? int64_t(*k) : -int64_t(*k);
+    return out;
+  }
+  if (fn == "mul" && *k == 1) return i;
+  return {};
+}
+
 void binary(Importer& im, const std::string& fn) {
   const Value &a = im.in(0), &b = im.in(1);
   auto ca = std::get_if<ConstVal>(&a);
@@ -278,6 +298,11 @@ void binary(Importer& im, const std::string& fn) {
   }
   if (std::holds_alternative<MaskVal>(a) || std::holds_alternative<MaskVal>(b))
     return im.out(0, maskBinary(im, fn, a, b));
+  const bool commutes = fn == "add" || fn == "mul" || fn == "equal";
+  if (auto i = std::get_if<IndexVal>(&a))
+    if (auto out = indexBinary(im, fn, *i, b)) return im.out(0, *out);
+  if (auto i = std::get_if<IndexVal>(&b); i && commutes)
+    if (auto out = indexBinary(im, fn, *i, a)) return im.out(0, *out);
   auto fa = std::get_if<FilledVal>(&a);
   auto fb = std::get_if<FilledVal>(&b);
   if ((fa || fb) && uniformValue(a) && uniformValue(b)) {

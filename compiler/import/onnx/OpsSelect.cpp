@@ -25,7 +25,15 @@ void gatherTable(Importer& im, const Tensor& table, const IndexVal& index) {
   Layout l = index.layout;
   for (size_t d = 1; d < table.shape.size(); ++d)
     l.dims.push_back(table.shape[d] == 1 ? Dim{} : Dim{{Atom::Kind::Feat, table.shape[d]}});
-  if (index.which == IndexVal::Which::Positions) return im.out(0, PosTableVal{table, l, im.node().input(0)});
+  if (index.which == IndexVal::Which::Positions) {
+    if (index.offset == 0) return im.out(0, PosTableVal{table, l, im.node().input(0)});
+    // Positions from `offset` on: the table's rows from there (RoBERTa's padding_idx + 1).
+    if (index.offset < 0 || index.offset >= rows)
+      im.refuse("reads positions from " + std::to_string(index.offset) + " of a table of " + std::to_string(rows) +
+                " rows");
+    const Tensor from = constSlice(table, 0, index.offset, rows, 1);
+    return im.out(0, PosTableVal{from, l, im.node().input(0) + "@" + std::to_string(index.offset)});
+  }
   const std::string key = im.node().input(0);
   const std::string w = im.graph().sharedWeight(key, key, {rows, width}, table.f, table.stored);
   std::string v;
@@ -249,6 +257,21 @@ void slice(Importer& im) {
   im.out(0, cur);
 }
 
+// A running count along L of a number over the tokens: of 1s (RoBERTa's non-pad tokens, each one
+// where a batch may not hold the padding id), each token's position plus 1; of 0s, 0.
+void cumSum(Importer& im) {
+  const FilledVal* f = std::get_if<FilledVal>(&im.in(0));
+  if (!f || im.attrInt("exclusive", 0) || im.attrInt("reverse", 0))
+    im.refuse("a CumSum of " + describeValue(im.in(0)) + ": kime counts tokens (ones over L), forward");
+  const Tensor& axis = im.constIn(1, "the axis");
+  if (axis.size() != 1 ||
+      f->layout.dims[size_t(axisIn(im, axis.intAt(0), f->layout.rank()))] != Dim{{Atom::Kind::Len, 1}})
+    im.refuse("a CumSum along another dim than L");
+  if (f->v == 0) return im.out(0, *f);
+  if (f->v != 1) im.refuse("a CumSum of " + std::to_string(f->v) + "s over the tokens");
+  im.out(0, IndexVal{IndexVal::Which::Positions, f->layout, 1});
+}
+
 void range(Importer& im) {
   const std::vector<SymInt> start = im.symIn(0, "the start"), limit = im.symIn(1, "the limit"),
                             delta = im.symIn(2, "the delta");
@@ -300,6 +323,7 @@ void addSelectOps(OpTable& t) {
   t["Gather"] = gather;
   t["Slice"] = slice;
   t["Range"] = range;
+  t["CumSum"] = cumSum;
   t["ConstantOfShape"] = constantOfShape;
 }
 

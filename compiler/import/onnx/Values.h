@@ -37,6 +37,7 @@ struct IndexVal {
   enum class Which { Ids, QType, TokenType, Positions };
   Which which = Which::Ids;
   Layout layout;
+  int64_t offset = 0;  // Positions: each token's position plus this (RoBERTa's start at padding_idx + 1)
 };
 
 // A function of attention_mask alone, elementwise: its value at a token of a sequence (the mask

@@ -28,6 +28,10 @@ struct GatherLimit {
 // `b` must have passed checkBatch.
 [[nodiscard]] std::optional<Error> checkGatherLimits(const Batch& b, const std::vector<GatherLimit>& limits);
 
+// The first token of `b` whose id is the model's padding id `id` (a Graph's padding_id; -1: none),
+// as an `ErrorKind::Batch` error naming its sequence and position. `b` must have passed checkBatch.
+[[nodiscard]] std::optional<Error> checkPaddingId(const Batch& b, int64_t id);
+
 }  // namespace kime
 
 #endif  // KIME_GATHER_LIMITS_H

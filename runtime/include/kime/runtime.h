@@ -91,6 +91,9 @@ class Model {
   // Its outputs, in the order Outputs::values holds them: name, rows (per marker or per
   // sequence) and width.
   const std::vector<OutputDesc>& outputs() const;
+  // A token id no batch may hold (an imported model's padding id, whose tokens its positions do
+  // not count): a batch with it is refused naming the sequence and token. -1: none.
+  int64_t paddingId() const;
   // Stage names, and each stage's buckets in the order they are tried.
   std::vector<std::string> stages() const;
   // The stage to use when none is named: "serve" if the model has it, else its first stage.

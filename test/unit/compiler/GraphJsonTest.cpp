@@ -150,6 +150,22 @@ TEST(GraphJson, FormatThreeHasNamedOutputsOfAnyWidth) {
   EXPECT_EQ(errorOf(j), "g.json: the graph has no outputs");
 }
 
+// Format 3's padding_id: a token id below vocab, written and read back; not in format 2.
+TEST(GraphJson, APaddingIdIsFormatThreesAndATokenId) {
+  json j = smallJson();
+  j["padding_id"] = 1;
+  EXPECT_EQ(errorOf(j), "g.json: \"padding_id\" is new in graph format 3");
+  j = smallJson();
+  j["format"] = 3;
+  j["outputs"] = json::array({{{"name", "act"}, {"value", "head.act"}}});
+  j["padding_id"] = 1;
+  const Graph g = parseGraphJson(j.dump(), "g.json");
+  EXPECT_EQ(g.paddingId, 1);
+  EXPECT_EQ(parseGraphJson(writeGraphJson(g), "again.json"), g);
+  j["padding_id"] = 4096;
+  EXPECT_EQ(errorOf(j), "g.json: padding_id 4096 is not a token id (below vocab 4096)");
+}
+
 TEST(GraphJson, ReadsFormatOneAndRefusesItsNewerOps) {
   json j = smallJson();
   EXPECT_EQ(j["format"], 2);

@@ -49,5 +49,22 @@ TEST(GatherLimits, TheFirstGatherInGraphOrderIsNamed) {
   EXPECT_EQ(check({{}, {0}, {}, {0}, {}}, {first, second}), "ok");  // the empty batch indexes nothing
 }
 
+// An imported model's padding id: the first token that holds it is named by sequence and position.
+TEST(PaddingId, ABatchMayNotHoldIt) {
+  auto check = [](const B& b, int64_t id) {
+    auto err = checkPaddingId(b.view(), id);
+    return err ? err->text() : "ok";
+  };
+  EXPECT_EQ(check(good(), -1), "ok");  // no padding id
+  EXPECT_EQ(check(good(), 4), "ok");
+  EXPECT_EQ(check(good(), 8),
+            "bad batch: sequence 1, token 0: id 8 is the model's padding id, which its exported positions do not "
+            "count; a batch may not hold it");
+  EXPECT_EQ(check(good(), 6),
+            "bad batch: sequence 0, token 1: id 6 is the model's padding id, which its exported positions do not "
+            "count; a batch may not hold it");
+  EXPECT_EQ(check({{}, {0}, {}, {0}, {}}, 0), "ok");
+}
+
 }  // namespace
 }  // namespace kime

@@ -31,8 +31,9 @@ struct InvarianceTarget {
 struct InvarianceOptions {
   std::vector<OutputDesc> outputs;  // the model's (Model::outputs): every one is compared
   size_t vocab = 0, types = 0;
-  size_t maxLen = 0;  // the longest sequence the model takes (a learned position table); 0: any
-  size_t trials = 4;  // sequences per bucket of each target
+  size_t maxLen = 0;       // the longest sequence the model takes (a learned position table); 0: any
+  int64_t paddingId = -1;  // a token id the model refuses (Model::paddingId): never drawn
+  size_t trials = 4;       // sequences per bucket of each target
   uint64_t seed = 1;
 };
 
