@@ -6,8 +6,10 @@
     kime.dask.score_jsonl(client, "model.kime", "corpus.jsonl", "scored.jsonl", stage="bulk")
 
 A record is {"id", "ids", "markers", "qtype"} (ids and markers lists of ints, markers positions in
-the sequence). Each output record is the input record with "logits" (one per marker) and "act"
-(a pair), in input order. kime's outputs are batch-invariant (docs/batch.md), so every record gets
+the sequence). Each output record is the input record with a field per output of the model, by
+name (the seed's: "logits", one per marker, and "act", a pair): a per-marker output a list with an
+entry per marker, a per-sequence one its row, each entry a number where the output is one wide and
+a list of its width otherwise; in input order. kime's outputs are batch-invariant (docs/batch.md), so every record gets
 exactly the bits of a one-process run of it alone, however the cluster packs it.
 
 Each worker opens the artifact once (sent once as bytes, or read from a path every worker can
@@ -86,6 +88,8 @@ def _refusal(model, bucket, rec):
     ids, markers = rec["ids"], rec["markers"]
     if any(not 0 <= i < model.vocab for i in ids):
         return f"an id past the vocabulary ({model.vocab})"
+    if model.padding_id >= 0 and model.padding_id in ids:
+        return f"token {ids.index(model.padding_id)}: id {model.padding_id} is the model's padding id"
     if any(not 0 <= m < len(ids) for m in markers):
         return f"a marker past its sequence of {len(ids)} tokens"
     if not 0 <= rec["qtype"] < max(model.types, 1):
@@ -111,16 +115,19 @@ def _pack(records, bucket):
     return batches
 
 
-def _run(executor, batch):
+def _run(model, executor, batch):
     cu = np.cumsum([0] + [len(r["ids"]) for r in batch]).astype(np.uint32)
     mcu = np.cumsum([0] + [len(r["markers"]) for r in batch]).astype(np.uint32)
     ids = np.fromiter((i for r in batch for i in r["ids"]), np.uint32, int(cu[-1]))
     markers = np.fromiter((m for r in batch for m in r["markers"]), np.uint32, int(mcu[-1]))
     qtype = np.array([r["qtype"] for r in batch], np.uint8)
-    logits, act = executor.run(ids, cu, markers, mcu, qtype)
+    got = executor.run(ids, cu, markers, mcu, qtype)
+    outputs = model.outputs  # (name, "per-marker" | "per-sequence", width), the order `got` has
+    arrays = dict(zip((o[0] for o in outputs), got)) if isinstance(got, tuple) else got
     for i, rec in enumerate(batch):
-        rec["logits"] = logits[mcu[i]:mcu[i + 1]].tolist()
-        rec["act"] = act[i].tolist()
+        for name, kind, _ in outputs:
+            rows = arrays[name]
+            rec[name] = (rows[mcu[i]:mcu[i + 1]] if kind == "per-marker" else rows[i]).tolist()
 
 
 def score_partition(entries, artifact, stage, data=None):
@@ -137,16 +144,16 @@ def score_partition(entries, artifact, stage, data=None):
             good.append(rec)
     for batch in _pack(good, bucket):
         try:
-            _run(executor, batch)
+            _run(model, executor, batch)
         except kime.Error:  # a refusal the checks above do not know: each record alone says whose
             for rec in batch:
-                _run_alone(executor, rec, out)
+                _run_alone(model, executor, rec, out)
     return out
 
 
-def _run_alone(executor, rec, out):
+def _run_alone(model, executor, rec, out):
     try:
-        _run(executor, [rec])
+        _run(model, executor, [rec])
     except kime.Error as e:
         for i, (line, r, _) in enumerate(out):
             if r is rec:

@@ -136,3 +136,38 @@ def test_bad_records_fail_the_job_or_go_to_the_errors_file(golden, scoring, kime
     refused = [json.loads(x) for x in errors.read_text().splitlines()]
     assert [(e["id"], e["line"]) for e in refused] == [("vocab", 2), ("marker", 4), ("long", 5)]
     assert "past its sequence" in refused[1]["message"] and "no bucket" in refused[2]["message"]
+
+
+def test_a_model_of_named_outputs_gets_a_field_per_output(golden, tmp_path):
+    """A Graph of format 3 (each sequence's first normed row, 'cls' [S, width], then the logits):
+    each record gets its outputs by name, a row of the per-sequence one and a value per marker of
+    the per-marker one, the bits of its run alone."""
+    import kime.compiler
+
+    g = json.loads(golden["graph"].read_text())
+    g["format"], g["outputs"] = 3, [{"name": "cls", "value": "head.act.rows"},
+                                    {"name": "logits", "value": "head.marker.logits"}]
+    graph = tmp_path / "named.json"
+    graph.write_text(json.dumps(g))
+    artifact = tmp_path / "named.kime"
+    buckets = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small", "buckets.json")
+    kime.compiler.compile(str(graph), str(golden["weights"]), buckets, output=str(artifact),
+                          targets=["x86-64-avx2"], cuda_archs=[], jobs=2)
+    model = kime.Model(str(artifact))
+    width = model.outputs[0][2]
+    assert [o[:2] for o in model.outputs] == [("cls", "per-sequence"), ("logits", "per-marker")] and width > 2
+    corpus(tmp_path / "c.jsonl", 200, model.vocab, model.types, seed=9)
+    c, client = cluster(1)
+    try:
+        results = kime.dask.score_bag(client, kime.dask.Artifact(path=str(artifact)),
+                                      kime.dask.read_jsonl(str(tmp_path / "c.jsonl")), stage="bulk")
+    finally:
+        client.close(), c.close()
+    exe = model.executor("serve", threads=1)
+    for _, rec, err in results:
+        assert err is None
+        out = exe.run(np.array(rec["ids"], np.uint32), np.array([0, len(rec["ids"])], np.uint32),
+                      np.array(rec["markers"], np.uint32), np.array([0, len(rec["markers"])], np.uint32),
+                      np.array([rec["qtype"]], np.uint8))
+        assert np.array(rec["cls"], np.float32).tobytes() == out["cls"][0].tobytes() and len(rec["cls"]) == width
+        assert np.array(rec["logits"], np.float32).tobytes() == out["logits"].tobytes()
