@@ -25,6 +25,12 @@ T unwrap(Expected<T> e) {
 
 py::tuple bucketTuple(const Bucket& b) { return py::make_tuple(b.tokens, b.seqs, b.markers); }
 
+py::list outputList(const std::vector<OutputDesc>& outputs) {
+  py::list out;
+  for (const OutputDesc& o : outputs) out.append(py::make_tuple(o.name, outputKindName(o.kind), o.width));
+  return out;
+}
+
 // A model and, for one opened from bytes, the aligned copy it reads (kept alive with it).
 struct PyModel {
   std::shared_ptr<Model> model;
@@ -144,13 +150,7 @@ void defineModel(py::module_& m) {
           "padding_id", [](const PyModel& p) { return p.model->paddingId(); },
           "A token id no batch may hold (an imported model's padding id); -1: none.")
       .def_property_readonly(
-          "outputs",
-          [](const PyModel& p) {
-            py::list out;
-            for (const OutputDesc& o : p.model->outputs())
-              out.append(py::make_tuple(o.name, outputKindName(o.kind), o.width));
-            return out;
-          },
+          "outputs", [](const PyModel& p) { return outputList(p.model->outputs()); },
           "The outputs as (name, \"per-marker\" or \"per-sequence\", width), in order.")
       .def_property_readonly("default_stage", [](const PyModel& p) { return p.model->defaultStage(); })
       .def_property_readonly(
@@ -184,10 +184,16 @@ void defineModel(py::module_& m) {
 
 void defineExecutor(py::module_& m) {
   py::class_<PyExecutor>(m, "Executor", "Runs batches of one stage, each in the smallest bucket that holds it.")
-      .def("run", &PyExecutor::run, py::arg("ids"), py::arg("cu"), py::arg("markers"), py::arg("mcu"), py::arg("qtype"),
+      .def("run", &PyExecutor::run, py::arg("ids"), py::arg("cu"), py::arg("markers") = py::none(),
+           py::arg("mcu") = py::none(), py::arg("qtype") = py::none(),
            "Runs one batch; returns a dict of float32 arrays by output name ([M] or [M, K] per marker, [S] or "
            "[S, K] per sequence), or the pair (logits [M], act [S, 2]) for a model whose outputs are exactly those. "
-           "uint32 (qtype: uint8) contiguous arrays are read without a copy.")
+           "Arrays of any integer dtype are taken (each value checked to fit); uint32 (qtype: uint8) contiguous "
+           "ones are read without a copy. markers=None and mcu=None: a marker at every token (a tagger); "
+           "qtype=None: type 0 for every sequence.")
+      .def_property_readonly(
+          "outputs", [](PyExecutor& e) { return outputList(e.model->outputs()); },
+          "The model's outputs as (name, \"per-marker\" or \"per-sequence\", width), in order.")
       .def(
           "prepare",
           [](PyExecutor& e, size_t index) {

@@ -92,3 +92,29 @@ def test_the_families_not_imported_yet_are_refused_naming_the_node(buckets):
         with pytest.raises(kime.CompileError, match=r"node '[^']+' \(") as refused:
             _compile(name, buckets)
         print(f"{name}: {refused.value}")
+
+
+def test_a_padded_int64_batch_runs_as_a_tokenizer_gives_it(buckets):
+    """executor(input_ids=, attention_mask=, token_type_ids=) with int64 [B, L] arrays, padded on the
+    right as tokenizers pad: per-token outputs come back [B, L, 5] (zeros at padding), per-sequence
+    ones [B, 3], each as torch's for the sequence alone."""
+    fixture = json.loads((HF / "bert.cases.json").read_text())
+    cases = fixture["cases"][:4]
+    L = max(len(c["ids"]) for c in cases)
+    ids = np.zeros((len(cases), L), np.int64)
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for b, c in enumerate(cases):
+        ids[b, :len(c["ids"])], mask[b, :len(c["ids"])], types[b, :len(c["ids"])] = c["ids"], 1, c.get("token_type", 0)
+    executor = kime.Model.from_bytes(_compile("bert", buckets)).executor()
+    out = executor(input_ids=ids, attention_mask=mask, token_type_ids=types)
+    assert out["token_logits"].shape == (len(cases), L, 5) and out["logits"].shape == (len(cases), 3)
+    for b, c in enumerate(cases):
+        n = len(c["ids"])
+        assert np.abs(out["token_logits"][b, :n] - np.asarray(c["outputs"]["token_logits"])).max() <= 1e-4
+        assert not out["token_logits"][b, n:].any()
+        assert np.abs(out["logits"][b] - np.asarray(c["outputs"]["logits"])).max() <= 1e-4
+    with pytest.raises(ValueError, match="attention_mask row 1: not 1s then 0s"):
+        executor(input_ids=ids, attention_mask=mask[:, ::-1].copy())
+    with pytest.raises(ValueError, match="ids\\[3\\]: -5 does not fit uint32"):
+        executor.run(np.array([1, 2, 3, -5], np.int64), np.array([0, 4], np.int64))

@@ -124,8 +124,9 @@ def test_no_cuda_driver_raises_device_error(golden, monkeypatch):
 
 
 @pytest.mark.parametrize("bad, message", [
-    (np.array([1, 2], np.int64), "ids: expected a numpy array of uint32, got int64"),
-    (np.array([1.0, 2.0]), "ids: expected a numpy array of uint32, got float64"),
+    (np.array([1.0, 2.0]), r"ids: expected a numpy array of integers \(uint32 is read without a copy\), got float64"),
+    (np.array([1, -2], np.int64), r"ids\[1\]: -2 does not fit uint32"),
+    (np.array([1, 2**32], np.uint64), r"ids\[1\]: 4294967296 does not fit uint32"),
     (np.ones((2, 2), np.uint32), "ids: expected a 1-D array, got 2 dimensions"),
     ([1, -2], r"ids\[1\]: -2 does not fit uint32"),
     ("12", "ids: expected a numpy array or a sequence of ints"),
@@ -134,8 +135,28 @@ def test_inputs_of_the_wrong_dtype_or_shape_are_refused_by_name(golden, bad, mes
     exe = kime.Model(str(golden["artifact"])).executor()
     with pytest.raises((TypeError, ValueError), match=message):
         exe.run(bad, [0, 2], [], [0, 0], [0])
-    with pytest.raises(TypeError, match="qtype: expected a numpy array of uint8, got uint32"):
-        exe.run([1, 2], [0, 2], [], [0, 0], np.zeros(1, np.uint32))
+    with pytest.raises(ValueError, match=r"qtype\[0\]: 300 does not fit uint8"):
+        exe.run([1, 2], [0, 2], [], [0, 0], np.array([300], np.int64))
+
+
+def test_integer_arrays_of_any_dtype_give_the_same_outputs(golden):
+    """int64 (tokenizers', torch's), int32 and uint16 arrays run as the uint32 ones do."""
+    exe = kime.Model(str(golden["artifact"])).executor()
+    ids, cu, markers, mcu, qtype = [3, 1, 4, 1, 5], [0, 3, 5], [0, 2, 1], [0, 2, 3], [1, 0]
+    want = exe.run(*(np.array(a, np.uint32) for a in (ids, cu, markers, mcu)), np.array(qtype, np.uint8))
+    for dtype in (np.int64, np.int32, np.uint16):
+        got = exe.run(*(np.array(a, dtype) for a in (ids, cu, markers, mcu, qtype)))
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+def test_a_marker_at_every_token_is_markers_none(golden):
+    exe = kime.Model(str(golden["artifact"])).executor()
+    ids, cu = np.array([3, 1, 4, 1, 5], np.uint32), np.array([0, 3, 5], np.uint32)
+    logits, act = exe.run(ids, cu, None, None, np.array([1, 0], np.uint8))
+    want_logits, want_act = exe.run(ids, cu, np.array([0, 1, 2, 0, 1], np.uint32), cu, np.array([1, 0], np.uint8))
+    assert logits.shape == (5,) and np.array_equal(logits, want_logits) and np.array_equal(act, want_act)
+    with pytest.raises(ValueError, match="markers and mcu: give both, or neither"):
+        exe.run(ids, cu, None, cu)
 
 
 def test_contiguous_uint32_input_is_not_copied():
