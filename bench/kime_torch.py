@@ -4,7 +4,11 @@ checkpoints name them, so that a kime-graph checkpoint loads into it; exported t
 kime.onnx.export. bench/onnx_import.sh compiles that export beside kime-graph's Graph of the
 same config and weights.
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/kime_torch.py CONFIG.json WEIGHTS.safetensors OUT.onnx
+    PYTHONPATH=build/python /usr/bin/python3 bench/kime_torch.py CONFIG.json WEIGHTS.safetensors OUT.onnx [--roberta]
+
+--roberta: the same network spelled as Hugging Face's RoBERTa is: no type input (a buffer of zeros
+sliced by L picks the type table's row 0), positions padding_idx + cumsum(ids != pad) * (ids != pad)
+with padding_idx 1 (the learned table behind two unused rows), inputs input_ids and attention_mask.
 """
 import json
 import math
@@ -90,11 +94,24 @@ class Encoder(nn.Module):
             h = F.gelu(self.linear(m, pre + ".mlp.up"))
         return x + self.linear(h, pre + ".mlp.down")
 
-    def forward(self, input_ids, attention_mask, qtype):
+    def embed(self, input_ids, qtype):
         L = input_ids.shape[1]
         x = F.embedding(input_ids, self.p("embed.tok")) + F.embedding(qtype, self.p("embed.type"))[:, None]
         if self.cfg["pos"] == "learned":
             x = x + F.embedding(torch.arange(L), self.p("embed.pos"))[None]
+        return x
+
+    def embed_roberta(self, input_ids):
+        B, L = input_ids.shape
+        types = self.type_buffer[:, :L].expand(B, L)
+        not_pad = input_ids.ne(ROBERTA_PAD).int()
+        positions = (torch.cumsum(not_pad, dim=1).type_as(not_pad) * not_pad).long() + ROBERTA_PAD
+        table = torch.cat([torch.zeros(ROBERTA_PAD + 1, self.p("embed.pos").shape[1]), self.p("embed.pos")])
+        return F.embedding(input_ids, self.p("embed.tok")) + F.embedding(types, self.p("embed.type")) + \
+            F.embedding(positions, table)
+
+    def forward(self, input_ids, attention_mask, qtype=None):
+        x = self.embed(input_ids, qtype) if qtype is not None else self.embed_roberta(input_ids)
         key_pad = (attention_mask == 0)[:, None, None, :]
         for l in range(self.cfg["layers"]):
             x = self.layer(x, l, key_pad)
@@ -102,7 +119,14 @@ class Encoder(nn.Module):
         return self.linear(f, "head.marker"), self.linear(f[:, 0], "head.act")
 
 
+ROBERTA_PAD = 1
+
+
 if __name__ == "__main__":
     cfg_path, weights_path, out = sys.argv[1:4]
     model = Encoder(json.load(open(cfg_path)), read_safetensors(weights_path)).eval()
-    kime.onnx.export(model, out, inputs=("input_ids", "attention_mask", "qtype"))
+    if "--roberta" in sys.argv[4:]:
+        model.register_buffer("type_buffer", torch.zeros((1, model.cfg["max_pos"]), dtype=torch.long))
+        kime.onnx.export(model, out, inputs=("input_ids", "attention_mask"))
+    else:
+        kime.onnx.export(model, out, inputs=("input_ids", "attention_mask", "qtype"))

@@ -5,6 +5,8 @@
 # compiled for the bench's shapes, their plans' kernel counts side by side, their outputs on one
 # batch compared, and both timed by kime-run --bench (ROUNDS rounds, taking turns; medians).
 #   bench/onnx_import.sh [CONFIG]        default: base (bench/configs/CONFIG.json)
+#   ROBERTA=1 bench/onnx_import.sh base  the PyTorch side spelled as HF's RoBERTa (kime_torch.py --roberta:
+#                                        positions from the non-pad count, the type buffer; check batch of type 0)
 # Environment: SHAPES="1x16 8x16 8x64 32x128 128x32", THREADS=2, ROUNDS=3, TARGET=x86-64-avx512
 # (x86-64-avx2 where the CPU has no AVX-512).
 set -euo pipefail
@@ -14,7 +16,8 @@ shapes=${SHAPES:-1x16 8x16 8x64 32x128 128x32}
 threads=${THREADS:-2}
 rounds=${ROUNDS:-3}
 target=${TARGET:-$(grep -qw avx512f /proc/cpuinfo && echo x86-64-avx512 || echo x86-64-avx2)}
-out=$root/bench/out/onnx-$cfg
+roberta=${ROBERTA:-0}
+out=$root/bench/out/onnx-$cfg$([ "$roberta" = 1 ] && echo -roberta)
 bin=$root/build/bin
 mkdir -p "$out"
 "$root/scripts/build.sh" > "$out/build.log"
@@ -22,7 +25,7 @@ mkdir -p "$out"
 "$bin/kime-graph" "$root/bench/configs/$cfg.json" --name "$cfg" -o "$out/graph.json" \
   --random-weights "$out/model.safetensors" --seed 1
 PYTHONPATH=$root/build/python /usr/bin/python3 -W ignore "$root/bench/kime_torch.py" "$root/bench/configs/$cfg.json" \
-  "$out/model.safetensors" "$out/model.onnx" 2> "$out/export.log"
+  "$out/model.safetensors" "$out/model.onnx" $([ "$roberta" = 1 ] && echo --roberta) 2> "$out/export.log"
 "$bin/kime-import" "$out/model.onnx" -o "$out/imported.json" --weights-out "$out/imported.safetensors" 2>&1
 python3 - "$out/buckets.json" $shapes <<'PY'
 import json, sys
@@ -41,11 +44,11 @@ for side in graph imported; do
 done
 # One batch through both (examples/small/batch.json, its types within the config's): the same
 # network and weights give the same outputs, to f32 rounding.
-python3 - "$root/examples/small/batch.json" "$root/bench/configs/$cfg.json" "$out/batch.json" <<'PY'
+python3 - "$root/examples/small/batch.json" "$root/bench/configs/$cfg.json" "$out/batch.json" "$roberta" <<'PY'
 import json, sys
 b, cfg = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-b["qtype"] = [q % cfg["types"] for q in b["qtype"]]
-b["ids"] = [i % cfg["vocab"] for i in b["ids"]]
+b["qtype"] = [q % cfg["types"] if sys.argv[4] != "1" else 0 for q in b["qtype"]]  # RoBERTa: type 0
+b["ids"] = [i % cfg["vocab"] if sys.argv[4] != "1" or i % cfg["vocab"] != 1 else 2 for i in b["ids"]]  # no pad id
 json.dump(b, open(sys.argv[3], "w"))
 PY
 "$bin/kime-run" "$out/graph.kime" "$out/batch.json" --stage check > "$out/graph.out"

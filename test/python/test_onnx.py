@@ -113,3 +113,34 @@ def test_weights_stored_beside_the_model_load_and_stay_inside_its_folder(tmp_pat
     onnx.save_model(m, str(split / "escape.onnx"))
     r, g3, _ = imported(split / "escape.onnx", "c")
     assert r.returncode == 1 and "is not a file in the model's folder" in r.stderr and not g3.exists()
+
+
+def test_the_readme_classifier_answers_as_torch_does(tmp_path):
+    """examples/pytorch/classifier.py (the README's quick start: an HF-style classifier of 3 labels,
+    exported by plain torch.onnx.export): compiled from ONNX, a padded int64 batch through
+    executor(**inputs) gives torch's logits [B, 3]."""
+    import importlib.util
+    import subprocess
+    import torch
+
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "pytorch" / "classifier.py"
+    onnx = tmp_path / "classifier.onnx"
+    subprocess.run([sys.executable, "-W", "ignore", str(example), str(onnx)], check=True, capture_output=True)
+    buckets = tmp_path / "buckets.json"
+    buckets.write_text(__import__("json").dumps(BUCKETS))
+    executor = kime.Model.from_bytes(kime.compiler.compile(str(onnx), None, str(buckets), targets=["x86-64-avx2"],
+                                                           cuda_archs=[], jobs=2)).executor()
+    spec = importlib.util.spec_from_file_location("classifier", example)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    model = module.Classifier().eval()
+    ids = torch.tensor([[5, 9, 1, 33, 8, 7], [7, 2, 0, 0, 0, 0]])
+    mask = (torch.arange(6)[None] < torch.tensor([[6], [2]])).long()
+    types = torch.tensor([[1] * 6, [2] * 6]) * mask
+    with torch.no_grad():
+        want = np.concatenate([model(ids[b:b + 1, :n], mask[b:b + 1, :n], types[b:b + 1, :n]).numpy()
+                               for b, n in enumerate((6, 2))])
+    got = executor(input_ids=ids.numpy(), attention_mask=mask.numpy(), token_type_ids=types.numpy())
+    assert got["logits"].shape == (2, 3) and np.abs(got["logits"] - want).max() <= 1e-4
+    assert np.abs(want).max() > 1e-2
