@@ -42,6 +42,8 @@ enum class OpKind {
   Tanh,
   Sigmoid,
   MeanSeqs,
+  // format 3
+  TokenTypes,
 };
 
 // The elementwise function an op applies (add, sub, mul and the activations), or none.

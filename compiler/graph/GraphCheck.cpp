@@ -37,6 +37,7 @@ const std::vector<OpSpec>& opSpecs() {
       {OpKind::Tanh, "tanh", {{"x", false}}, {}, 2},
       {OpKind::Sigmoid, "sigmoid", {{"x", false}}, {}, 2},
       {OpKind::MeanSeqs, "mean_seqs", {{"x", false}, {"cu", false}}, {}, 2},
+      {OpKind::TokenTypes, "token_types", {{"cu", false}}, {}, 3},
   };
   return specs;
 }
@@ -107,6 +108,9 @@ std::vector<GatherLimit> gatherLimits(const Graph& g) {
   std::set<std::string> positions;
   for (const Node& n : g.nodes)
     if (n.kind == OpKind::Positions) positions.insert(n.name);
+  std::set<std::string> tokenTypes;
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::TokenTypes) tokenTypes.insert(n.name);
   const int64_t maxLen = int64_t(learnedPositions(g));
   std::vector<GatherLimit> limits;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -122,6 +126,8 @@ std::vector<GatherLimit> gatherLimits(const Graph& g) {
       input = KIME_INPUT_IDS, safeFrom = g.vocab;
     else if (index == "qtype")
       input = KIME_INPUT_QTYPE, safeFrom = g.types;
+    else if (tokenTypes.count(index))
+      input = KIME_INPUT_TOKTYPE, safeFrom = g.types;
     else if (index == "cu")
       input = KIME_INPUT_CU;
     else if (index == "mcu")
@@ -153,6 +159,8 @@ static Inferred inferNode(const Node& n, const std::vector<const Shape*>& in) {
       return shapes::inferExpandSeqs(*in[0], *in[1]);
     case OpKind::Positions:
       return shapes::inferPositions(*in[0]);
+    case OpKind::TokenTypes:
+      return shapes::inferTokenTypes(*in[0]);
     case OpKind::RmsNorm:
       return shapes::inferRmsNorm(*in[0], *in[1], a[0]);
     case OpKind::LayerNorm:

@@ -1,4 +1,5 @@
 // The JSON form of a Graph (docs/graph-format.md).
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "Graph.h"
@@ -159,7 +160,8 @@ std::string writeGraphJson(const Graph& g) {
   auto line = [](const OJson& j) { return j.dump(); };
   std::string s = "{\n";
   // The oldest format that holds it: the seed's outputs are format 2's.
-  bool seed = g.hasSeedOutputs() && g.paddingId < 0;
+  bool seed = g.hasSeedOutputs() && g.paddingId < 0 &&
+              std::all_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return opSpec(n.kind).format < 3; });
   try {
     if (seed) checkSeedOutputs(g, checkGraph(g), 2);
   } catch (const CompileError&) {

@@ -220,6 +220,7 @@ class StepBuilder {
       }
     }
     if (v.getDefiningOp<mlir::kime::PositionsOp>()) return tokens(KIME_INPUT_TOKPOS);
+    if (v.getDefiningOp<mlir::kime::TokenTypesOp>()) return tokens(KIME_INPUT_TOKTYPE);
     if (auto p = v.getDefiningOp<mlir::kime::OutputRowsOp>(); p && p.getX().getDefiningOp<mlir::kime::PositionsOp>())
       return outputRows(KIME_INPUT_OUT_POS);
     throw CompileError("internal: kernel \"" + node + "\" reads an index that is no batch array or positions");

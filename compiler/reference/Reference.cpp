@@ -144,6 +144,7 @@ class Evaluator {
     values_["mcu"] = vectorOf(b.mcu);
     values_["qtype"] = vectorOf(b.qtype);
     seqs_ = b.seqs();
+    ttype_ = b.ttype;
     static const std::vector<double> kPackedOnly;  // a weight only linears read: never read unpacked
     for (const WeightDecl& d : g.weights) {
       auto it = w.find(d.name);
@@ -216,6 +217,8 @@ class Evaluator {
         return expandSeqs(*in[0], *in[1]);
       case OpKind::Positions:
         return positions(*in[0]);
+      case OpKind::TokenTypes:
+        return tokenTypes(*in[0]);
       case OpKind::RmsNorm:
         return norm(*in[0], *in[1], nullptr, a[0]);
       case OpKind::LayerNorm:
@@ -261,6 +264,15 @@ class Evaluator {
     Value out = matrix(cu.at(seqs_), x.cols);
     for (size_t s = 0; s < seqs_; ++s)
       for (size_t t = cu.at(s); t < cu.at(s + 1); ++t) std::copy(x.row(s), x.row(s) + x.cols, out.row(t));
+    return out;
+  }
+
+  // Each token's type: the batch's own per token, or its sequence's qtype.
+  Value tokenTypes(const Value& cu) {
+    const Value& qtype = values_.at("qtype");
+    Value out = matrix(cu.at(seqs_), 0);
+    for (size_t s = 0; s < seqs_; ++s)
+      for (size_t t = cu.at(s); t < cu.at(s + 1); ++t) out.data[t] = ttype_.empty() ? qtype.at(s) : ttype_[t];
     return out;
   }
 
@@ -429,6 +441,7 @@ class Evaluator {
   std::map<std::string, Value> values_;
   StoragePool& pool_;
   size_t seqs_ = 0;
+  Span<uint8_t> ttype_;  // the batch's per-token types, if it has them
 };
 
 }  // namespace

@@ -187,6 +187,11 @@ Inferred inferPositions(const Shape& cu) {
   return {{{Dim::symbol(Sym::T)}, DType::U32}, ""};
 }
 
+Inferred inferTokenTypes(const Shape& cu) {
+  KIME_TRY(isCu("cu", cu));
+  return {{{Dim::symbol(Sym::T)}, DType::U8}, ""};
+}
+
 // An elementwise operand: f32, or a weight of f16 or bf16, widened to f32 as every weight is
 // where it is read (the result is f32).
 static std::string isEltwiseOperand(const char* what, const Shape& s) {

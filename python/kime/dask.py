@@ -6,7 +6,7 @@
     kime.dask.score_jsonl(client, "model.kime", "corpus.jsonl", "scored.jsonl", stage="bulk")
 
 A record is {"id", "ids", "markers", "qtype"} (ids and markers lists of ints, markers positions in
-the sequence). Each output record is the input record with a field per output of the model, by
+the sequence), and optionally "ttype", a type per token (sentence pairs). Each output record is the input record with a field per output of the model, by
 name (the seed's: "logits", one per marker, and "act", a pair): a per-marker output a list with an
 entry per marker, a per-sequence one its row, each entry a number where the output is one wide and
 a list of its width otherwise; in input order. kime's outputs are batch-invariant (docs/batch.md), so every record gets
@@ -94,6 +94,9 @@ def _refusal(model, bucket, rec):
         return f"a marker past its sequence of {len(ids)} tokens"
     if not 0 <= rec["qtype"] < max(model.types, 1):
         return f"qtype {rec['qtype']} past the model's {model.types} types"
+    ttype = rec.get("ttype")
+    if ttype is not None and (len(ttype) != len(ids) or any(not 0 <= t < max(model.types, 1) for t in ttype)):
+        return f"ttype: {len(ttype)} token types for {len(ids)} tokens, each below the model's {model.types} types"
     if len(ids) > bucket[0] or len(markers) > bucket[2]:
         return (f"{len(ids)} tokens and {len(markers)} markers: no bucket of the stage holds them "
                 f"(the largest: {bucket[0]} tokens, {bucket[2]} markers)")
@@ -121,7 +124,10 @@ def _run(model, executor, batch):
     ids = np.fromiter((i for r in batch for i in r["ids"]), np.uint32, int(cu[-1]))
     markers = np.fromiter((m for r in batch for m in r["markers"]), np.uint32, int(mcu[-1]))
     qtype = np.array([r["qtype"] for r in batch], np.uint8)
-    got = executor.run(ids, cu, markers, mcu, qtype)
+    typed = any("ttype" in r for r in batch)  # each record's own, or its qtype on every token
+    token_types = np.fromiter((t for r in batch for t in r.get("ttype", [r["qtype"]] * len(r["ids"]))), np.uint8,
+                              int(cu[-1])) if typed else None
+    got = executor.run(ids, cu, markers, mcu, qtype, token_types)
     outputs = model.outputs  # (name, "per-marker" | "per-sequence", width), the order `got` has
     arrays = dict(zip((o[0] for o in outputs), got)) if isinstance(got, tuple) else got
     for i, rec in enumerate(batch):

@@ -5,8 +5,9 @@
     outputs = executor(**tokenizer(texts, padding=True, return_tensors="np"))
 
 input_ids [B, L] (any integer dtype), attention_mask [B, L] (1 on each row's tokens, then 0: right
-padding) and token_type_ids [B, L] (one type a row: the sequence's question type) become one packed
-batch with a marker at every token; the outputs come back in the padded layout by name: a
+padding) and token_type_ids [B, L] (a type per token: sentence pairs; a row's first is also its
+sequence's qtype, for a model that reads one type a sequence) become one packed batch with a marker
+at every token; the outputs come back in the padded layout by name: a
 per-marker output [B, L, K] ([B, L] where one wide, zeros at padding), a per-sequence one [B, K]
 ([B] where one wide).
 """
@@ -31,17 +32,15 @@ def _lengths(input_ids, attention_mask):
 
 
 def _types(token_type_ids, lengths, B, L):
+    """Each sequence's type (its first token's) and the packed per-token types, or (zeros, None)."""
     if token_type_ids is None:
-        return np.zeros(B, np.uint8)
+        return np.zeros(B, np.uint8), None
     types = np.asarray(token_type_ids)
     if types.shape != (B, L):
         raise ValueError(f"token_type_ids: expected the shape of input_ids {(B, L)}, got {types.shape}")
-    for b in range(B):
-        row = types[b, :lengths[b]]
-        if row.size and (row != row[0]).any():
-            raise ValueError(f"token_type_ids row {b} changes inside the sequence: kime gives a sequence one "
-                             "type (sentence pairs with per-token types are not supported yet)")
-    return np.array([types[b, 0] if lengths[b] else 0 for b in range(B)], np.int64)
+    per_seq = np.array([types[b, 0] if lengths[b] else 0 for b in range(B)], np.int64)
+    packed = np.concatenate([types[b, :lengths[b]] for b in range(B)]) if B else np.zeros(0, np.int64)
+    return per_seq, packed
 
 
 def run_padded(executor, input_ids, attention_mask=None, token_type_ids=None):
@@ -53,7 +52,8 @@ def run_padded(executor, input_ids, attention_mask=None, token_type_ids=None):
     lengths = _lengths(ids, attention_mask)
     cu = np.concatenate([[0], np.cumsum(lengths)]).astype(np.uint32)
     packed = np.concatenate([ids[b, :lengths[b]] for b in range(B)]) if B else np.zeros(0, np.int64)
-    got = executor.run(packed, cu, None, None, _types(token_type_ids, lengths, B, L))
+    qtype, token_types = _types(token_type_ids, lengths, B, L)
+    got = executor.run(packed, cu, None, None, qtype, token_types)
     outputs = executor.outputs
     arrays = dict(zip((o[0] for o in outputs), got)) if isinstance(got, tuple) else got
     out = {}

@@ -87,13 +87,15 @@ static Input<uint8_t> qtypes(py::handle qtype, py::handle cu) {
   return borrow(std::move(zeros));
 }
 
-BatchInputs batchInputs(py::handle ids, py::handle cu, py::handle markers, py::handle mcu, py::handle qtype) {
+BatchInputs batchInputs(py::handle ids, py::handle cu, py::handle markers, py::handle mcu, py::handle qtype,
+                        py::handle tokenTypes) {
   if (markers.is_none() != mcu.is_none())
     throw py::value_error("markers and mcu: give both, or neither (a marker at every token)");
+  Input<uint8_t> ttype = tokenTypes.is_none() ? Input<uint8_t>{} : input<uint8_t>(tokenTypes, "token_types");
   if (!markers.is_none())
     return {input<uint32_t>(ids, "ids"), input<uint32_t>(cu, "cu"), input<uint32_t>(markers, "markers"),
-            input<uint32_t>(mcu, "mcu"), qtypes(qtype, cu)};
-  BatchInputs in{input<uint32_t>(ids, "ids"), input<uint32_t>(cu, "cu"), {}, {}, qtypes(qtype, cu)};
+            input<uint32_t>(mcu, "mcu"), qtypes(qtype, cu),         std::move(ttype)};
+  BatchInputs in{input<uint32_t>(ids, "ids"), input<uint32_t>(cu, "cu"), {}, {}, qtypes(qtype, cu), std::move(ttype)};
   // A marker at every token (a tagger reads them all): each token's position, mcu = cu. A cu that
   // checkBatch would refuse is left to it, markers then none.
   const Span<uint32_t> c = in.cu.span;

@@ -28,14 +28,14 @@ struct Input {
 template <typename T>
 Input<T> input(pybind11::handle obj, const char* name);
 
-// The five arrays of a batch, and the Batch that views them.
+// The arrays of a batch (token types optional), and the Batch that views them.
 struct BatchInputs {
   Input<uint32_t> ids, cu, markers, mcu;
-  Input<uint8_t> qtype;
-  Batch batch() const { return {ids.span, cu.span, markers.span, mcu.span, qtype.span}; }
+  Input<uint8_t> qtype, ttype;
+  Batch batch() const { return {ids.span, cu.span, markers.span, mcu.span, qtype.span, ttype.span}; }
 };
 BatchInputs batchInputs(pybind11::handle ids, pybind11::handle cu, pybind11::handle markers, pybind11::handle mcu,
-                        pybind11::handle qtype);
+                        pybind11::handle qtype, pybind11::handle tokenTypes = pybind11::none());
 
 // A batch's outputs for Python: the seed's (logits [M], act [S, 2]) pair where the model's outputs
 // are exactly those, else a dict of arrays by output name ([rows] where one wide, else [rows, width]).

@@ -74,8 +74,9 @@ struct PyExecutor {
   std::unique_ptr<Executor> exec;
   std::mutex mutex;
 
-  py::object run(py::handle ids, py::handle cu, py::handle markers, py::handle mcu, py::handle qtype) {
-    BatchInputs in = batchInputs(ids, cu, markers, mcu, qtype);
+  py::object run(py::handle ids, py::handle cu, py::handle markers, py::handle mcu, py::handle qtype,
+                 py::handle tokenTypes) {
+    BatchInputs in = batchInputs(ids, cu, markers, mcu, qtype, tokenTypes);
     Outputs out;
     std::optional<Error> err;
     {
@@ -185,12 +186,13 @@ void defineModel(py::module_& m) {
 void defineExecutor(py::module_& m) {
   py::class_<PyExecutor>(m, "Executor", "Runs batches of one stage, each in the smallest bucket that holds it.")
       .def("run", &PyExecutor::run, py::arg("ids"), py::arg("cu"), py::arg("markers") = py::none(),
-           py::arg("mcu") = py::none(), py::arg("qtype") = py::none(),
+           py::arg("mcu") = py::none(), py::arg("qtype") = py::none(), py::arg("token_types") = py::none(),
            "Runs one batch; returns a dict of float32 arrays by output name ([M] or [M, K] per marker, [S] or "
            "[S, K] per sequence), or the pair (logits [M], act [S, 2]) for a model whose outputs are exactly those. "
            "Arrays of any integer dtype are taken (each value checked to fit); uint32 (qtype: uint8) contiguous "
            "ones are read without a copy. markers=None and mcu=None: a marker at every token (a tagger); "
-           "qtype=None: type 0 for every sequence.")
+           "qtype=None: type 0 for every sequence; token_types: a type per token (sentence pairs), read by a "
+           "model's token_types instead of each sequence's qtype.")
       .def_property_readonly(
           "outputs", [](PyExecutor& e) { return outputList(e.model->outputs()); },
           "The model's outputs as (name, \"per-marker\" or \"per-sequence\", width), in order.")

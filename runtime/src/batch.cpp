@@ -83,6 +83,12 @@ std::optional<Error> checkBatch(const Batch& b, size_t vocab, size_t types, size
   for (uint32_t id : b.ids)
     if (id >= vocab)
       return bad("token id " + std::to_string(id) + " is past the vocabulary of " + std::to_string(vocab));
+  if (!b.ttype.empty() && b.ttype.size != b.ids.size)
+    return bad(std::to_string(b.ttype.size) + " token types for " + std::to_string(b.ids.size) + " tokens");
+  for (size_t t = 0; t < b.ttype.size; ++t)
+    if (b.ttype[t] >= types)
+      return bad("token " + std::to_string(t) + " has type " + std::to_string(b.ttype[t]) + " of " +
+                 std::to_string(types));
   return std::nullopt;
 }
 

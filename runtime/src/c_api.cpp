@@ -277,13 +277,20 @@ const char* checkOutputArrays(const std::vector<kime::OutputDesc>& outs, const k
 
 kime_status kime_executor_run_outputs(kime_executor* executor, const kime_batch* batch, float* const* outputs,
                                       const size_t* caps, size_t count, kime_bucket* out_bucket, kime_error* error) {
+  return kime_executor_run_typed(executor, batch, nullptr, outputs, caps, count, out_bucket, error);
+}
+
+kime_status kime_executor_run_typed(kime_executor* executor, const kime_batch* batch, const uint8_t* token_types,
+                                    float* const* outputs, const size_t* caps, size_t count, kime_bucket* out_bucket,
+                                    kime_error* error) {
   if (out_bucket) *out_bucket = {0, 0, 0};
   if (!executor || !batch)
     return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run_outputs: executor and batch are required");
   const std::vector<kime::OutputDesc>& outs = executor->model->outputs();
   if (outputs && count != outs.size())
     return fail(error, KIME_INVALID_ARGUMENT, "kime_executor_run_outputs: count is not the model's output count");
-  const kime::Batch b = batchOf(*batch);
+  kime::Batch b = batchOf(*batch);
+  if (token_types) b.ttype = {token_types, batch->ids_len};
   if (const char* bad = checkOutputArrays(outs, b, outputs, caps)) return fail(error, KIME_INVALID_ARGUMENT, bad);
   try {
     kime::Bucket used;

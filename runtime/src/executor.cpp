@@ -307,10 +307,17 @@ double Executor::flops(const Batch& batch, const std::string& kernels) const {
 // BatchBuf
 //===----------------------------------------------------------------------===//
 
-void BatchBuf::clear() { ids_.clear(), cu_.clear(), markers_.clear(), mcu_.clear(), qtype_.clear(); }
+void BatchBuf::clear() { ids_.clear(), cu_.clear(), markers_.clear(), mcu_.clear(), qtype_.clear(), ttype_.clear(); }
 
-void BatchBuf::push(const uint32_t* ids, size_t n, const uint32_t* markers, size_t m, uint8_t qtype) {
+void BatchBuf::push(const uint32_t* ids, size_t n, const uint32_t* markers, size_t m, uint8_t qtype,
+                    const uint8_t* types) {
   if (cu_.empty()) cu_.push_back(0), mcu_.push_back(0);
+  if (types && ttype_.size() < ids_.size())  // the first typed sequence: the earlier tokens get their qtype
+    for (size_t s = 0; s + 1 < cu_.size(); ++s) ttype_.resize(cu_[s + 1], qtype_[s]);
+  if (types)
+    ttype_.insert(ttype_.end(), types, types + n);
+  else if (!ttype_.empty())
+    ttype_.resize(ttype_.size() + n, qtype);
   ids_.insert(ids_.end(), ids, ids + n);
   markers_.insert(markers_.end(), markers, markers + m);
   cu_.push_back(uint32_t(ids_.size()));
@@ -318,10 +325,15 @@ void BatchBuf::push(const uint32_t* ids, size_t n, const uint32_t* markers, size
   qtype_.push_back(qtype);
 }
 
+void BatchBuf::pushEveryToken(const uint32_t* ids, size_t n, uint8_t qtype, const uint8_t* types) {
+  for (size_t t = every_.size(); t < n; ++t) every_.push_back(uint32_t(t));
+  push(ids, n, every_.data(), n, qtype, types);
+}
+
 Batch BatchBuf::batch() const {
   static const uint32_t zero[1] = {0};
-  if (cu_.empty()) return {ids_, {zero, 1}, markers_, {zero, 1}, qtype_};
-  return {ids_, cu_, markers_, mcu_, qtype_};
+  if (cu_.empty()) return {ids_, {zero, 1}, markers_, {zero, 1}, qtype_, {}};
+  return {ids_, cu_, markers_, mcu_, qtype_, ttype_};
 }
 
 }  // namespace kime

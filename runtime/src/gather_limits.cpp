@@ -22,6 +22,11 @@ int64_t firstPast(const Batch& b, kime_plan_input index, size_t rows) {
       return scan(b.mcu);
     case KIME_INPUT_MARKERS:
       return scan(b.markers);
+    case KIME_INPUT_TOKTYPE:
+      if (!b.ttype.empty()) return scan(b.ttype);
+      for (size_t s = 0; s < b.seqs(); ++s)  // each token its sequence's type
+        if (b.cu[s + 1] > b.cu[s] && size_t(b.qtype[s]) >= rows) return int64_t(b.qtype[s]);
+      return -1;
     case KIME_INPUT_TOKPOS:
       for (size_t s = 0; s < b.seqs(); ++s)
         for (uint32_t t = b.cu[s]; t < b.cu[s + 1]; ++t)

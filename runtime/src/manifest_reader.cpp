@@ -203,7 +203,7 @@ void readVerified(const fb::Manifest& j, ModelImpl& m) {
   for (const fb::GatherLimit* g : *j.gather_limits()) {
     const InputId index = planEnum<InputId>(g->index(), KIME_INPUT_COUNT, "input");
     if (index != KIME_INPUT_IDS && index != KIME_INPUT_QTYPE && index != KIME_INPUT_TOKPOS && index != KIME_INPUT_CU &&
-        index != KIME_INPUT_MCU && index != KIME_INPUT_MARKERS)
+        index != KIME_INPUT_MCU && index != KIME_INPUT_MARKERS && index != KIME_INPUT_TOKTYPE)
       throw Fail{"a gather limit on \"" + std::string(kime_plan_input_names[index]) + "\", which is no batch index"};
     m.gatherLimits.push_back({index, g->rows(), g->node()->str(), g->table()->str()});
   }

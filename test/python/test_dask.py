@@ -171,3 +171,18 @@ def test_a_model_of_named_outputs_gets_a_field_per_output(golden, tmp_path):
                       np.array([rec["qtype"]], np.uint8))
         assert np.array(rec["cls"], np.float32).tobytes() == out["cls"][0].tobytes() and len(rec["cls"]) == width
         assert np.array(rec["logits"], np.float32).tobytes() == out["logits"].tobytes()
+
+
+def test_records_with_token_types_are_refused_when_they_do_not_fit(golden, tmp_path):
+    """A record's ttype (a type per token) must have a type per token within the model's types; a
+    record that has none keeps its qtype on every token."""
+    model = kime.Model(str(golden["artifact"]))
+    good = {"id": "a", "ids": [1, 2, 3], "markers": [0], "qtype": 1, "ttype": [0, 1, 1]}
+    short = {"id": "b", "ids": [1, 2, 3], "markers": [], "qtype": 0, "ttype": [0]}
+    bucket = model.buckets("bulk")[-1]
+    assert kime.dask._refusal(model, bucket, good) is None
+    assert "1 token types for 3 tokens" in kime.dask._refusal(model, bucket, short)
+    exe = model.executor("bulk", threads=1)
+    batch = [dict(good), {"id": "c", "ids": [4, 5], "markers": [1], "qtype": 1}]
+    kime.dask._run(model, exe, batch)
+    assert len(batch[0]["logits"]) == 1 and len(batch[1]["act"]) == 2

@@ -144,3 +144,34 @@ def test_the_readme_classifier_answers_as_torch_does(tmp_path):
     got = executor(input_ids=ids.numpy(), attention_mask=mask.numpy(), token_type_ids=types.numpy())
     assert got["logits"].shape == (2, 3) and np.abs(got["logits"] - want).max() <= 1e-4
     assert np.abs(want).max() > 1e-2
+
+
+def test_sentence_pairs_read_a_type_per_token(tmp_path):
+    """A BERT that reads token_type_ids (test/onnx's bert_post_ln): sequences whose types change
+    inside them (a first text of type 0, a second of type 1), packed, give torch's outputs for each
+    pair alone; the same sequences with each one type would not."""
+    import torch
+
+    onnx = tmp_path / "bert.onnx"
+    torch_models.export("bert_post_ln", str(onnx), 17)
+    buckets = tmp_path / "buckets.json"
+    buckets.write_text(__import__("json").dumps(BUCKETS))
+    exe = kime.Model.from_bytes(kime.compiler.compile(str(onnx), None, str(buckets), targets=["x86-64-avx2"],
+                                                      cuda_archs=[], jobs=2)).executor()
+    model = torch_models.MODELS["bert_post_ln"].build().eval()
+    pairs = [([5, 9, 1, 33, 8], [0, 0, 0, 1, 1]), ([7, 2, 4], [0, 1, 1])]
+    ids = np.array([t for p in pairs for t in p[0]], np.int64)
+    types = np.array([t for p in pairs for t in p[1]], np.int64)
+    cu = np.array([0, 5, 8])
+    got = exe.run(ids, cu, None, None, None, types)
+    with torch.no_grad():
+        want = [model(torch.tensor([p[0]]), torch.ones(1, len(p[0]), dtype=torch.long), torch.tensor([p[1]]))
+                for p in pairs]
+    want_logits = np.concatenate([w[0].reshape(-1).numpy() for w in want])
+    want_act = np.concatenate([w[1].numpy() for w in want])
+    logits, act = got if isinstance(got, tuple) else (got["logits"], got["act"])
+    assert np.abs(logits - want_logits).max() <= 1e-4 and np.abs(act - want_act).max() <= 1e-4
+    one_type = exe.run(ids, cu, None, None, None, None)  # every token its sequence's qtype 0
+    assert np.abs((one_type[0] if isinstance(one_type, tuple) else one_type["logits"]) - want_logits).max() > 1e-3
+    with pytest.raises(kime.BadBatch, match="3 token types for 8 tokens"):
+        exe.run(ids, cu, None, None, None, types[:3])

@@ -36,7 +36,7 @@ OwnedBatch parseBatchJson(const std::string& text, const std::string& source) {
   const Json j = parseJson(text, source);
   if (!j.is_object()) throw std::runtime_error(source + ": a batch must be a JSON object");
   for (const auto& [k, v] : j.items())
-    if (k != "ids" && k != "cu" && k != "markers" && k != "mcu" && k != "qtype")
+    if (k != "ids" && k != "cu" && k != "markers" && k != "mcu" && k != "qtype" && k != "ttype")
       throw std::runtime_error(source + ": unknown field \"" + k + "\"");
   OwnedBatch b;
   b.ids = readList<uint32_t>(j, "ids", source);
@@ -44,6 +44,7 @@ OwnedBatch parseBatchJson(const std::string& text, const std::string& source) {
   b.markers = readList<uint32_t>(j, "markers", source);
   b.mcu = readList<uint32_t>(j, "mcu", source);
   b.qtype = readList<uint8_t>(j, "qtype", source);
+  if (j.contains("ttype")) b.ttype = readList<uint8_t>(j, "ttype", source);
   return b;
 }
 

@@ -51,6 +51,11 @@ std::string GraphEmitter::positions() {
   return positions_;
 }
 
+std::string GraphEmitter::tokenTypes() {
+  if (tokenTypes_.empty()) tokenTypes_ = node(OpKind::TokenTypes, "token_types", {"cu"});
+  return tokenTypes_;
+}
+
 Node* GraphEmitter::producer(const std::string& value) {
   auto it = producer_.find(value);
   return it == producer_.end() ? nullptr : &g_.nodes[it->second];

@@ -29,6 +29,8 @@ class GraphEmitter {
                    std::vector<double> attrs = {});
   // The tokens' positions (one node, made on first use).
   std::string positions();
+  // Each token's type (token_types: the batch's per-token types, or its sequence's qtype).
+  std::string tokenTypes();
 
   // The node that computes `value`, or null (an input or a weight).
   Node* producer(const std::string& value);
@@ -50,7 +52,7 @@ class GraphEmitter {
   std::map<std::string, size_t> producer_;     // value -> node index
   std::map<std::string, std::string> shared_;  // key -> weight
   std::set<std::string> taken_;
-  std::string positions_;
+  std::string positions_, tokenTypes_;
 };
 
 }  // namespace kime::onnx_import

@@ -42,9 +42,9 @@ void gatherTable(Importer& im, const Tensor& table, const IndexVal& index) {
     v = im.graph().node(OpKind::GatherRows, im.hint(), {w, "ids"});
   } else {
     im.noteTypes(rows);
-    v = im.graph().node(OpKind::GatherRows, im.hint() + (index.which == IndexVal::Which::TokenType ? ".seqs" : ""),
-                        {w, "qtype"});
-    if (index.which == IndexVal::Which::TokenType) v = im.graph().node(OpKind::ExpandSeqs, im.hint(), {v, "cu"});
+    // token_type_ids: each token's own type (sentence pairs), the batch's per token or its qtype.
+    const bool perToken = index.which == IndexVal::Which::TokenType;
+    v = im.graph().node(OpKind::GatherRows, im.hint(), {w, perToken ? im.graph().tokenTypes() : "qtype"});
   }
   im.out(0, ActVal::rows(v, width, l));
 }

@@ -187,6 +187,7 @@ LogicalResult ExpandSeqsOp::verify() {
   return check(*this, shapes::inferExpandSeqs(shapeOf(getX()), shapeOf(getCu())));
 }
 LogicalResult PositionsOp::verify() { return check(*this, shapes::inferPositions(shapeOf(getCu()))); }
+LogicalResult TokenTypesOp::verify() { return check(*this, shapes::inferTokenTypes(shapeOf(getCu()))); }
 LogicalResult mlir::kime::verifyEltwiseOp(Operation* op) {
   if (op->getNumOperands() == 2)
     return check(op, shapes::inferElementwise(shapeOf(op->getOperand(0)), shapeOf(op->getOperand(1))));

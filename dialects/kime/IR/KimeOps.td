@@ -56,6 +56,22 @@ def Kime_ExpandSeqsOp : Kime_Op<"expand_seqs"> {
   let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+def Kime_TokenTypesOp : Kime_Op<"token_types"> {
+  let summary = "The type of each token: the batch's per-token types, or its sequence's qtype.";
+  let description = [{
+    `result[t] = ttype[t]` where the batch gives a type per token (sentence pairs), else
+    `qtype[s]` for the sequence `s` that holds token `t`. The runtime stages it.
+
+    ```mlir
+    %r = kime.token_types "types"(%cu) : (!kime.tensor<[S+1], ui32>) -> !kime.tensor<[T], ui8>
+    ```
+  }];
+  let arguments = (ins StrAttr:$node,
+                       Kime_Tensor:$cu);
+  let results = (outs Kime_Tensor:$result);
+  let assemblyFormat = "$node `(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
 def Kime_PositionsOp : Kime_Op<"positions"> {
   let summary = "The position of each token within its own sequence.";
   let description = [{

@@ -19,7 +19,7 @@ struct VerifyBackendContractPass : impl::VerifyBackendContractBase<VerifyBackend
       if (isa<WeightOp, func::ReturnOp, func::FuncOp>(op)) return WalkResult::advance();
       // Views and index arrays: a squeeze reads its operand's memory, positions (of the tokens
       // or of the output rows) are staged by the runtime; the lowering maps each where read.
-      if (isa<SqueezeOp, PositionsOp>(op)) return WalkResult::advance();
+      if (isa<SqueezeOp, PositionsOp, TokenTypesOp>(op)) return WalkResult::advance();
       if (auto p = dyn_cast<OutputRowsOp>(op); p && p.getX().getDefiningOp<PositionsOp>()) return WalkResult::advance();
       // Each kernel's roles and choices are its op's verifier's to check.
       auto k = dyn_cast<KernelOpInterface>(op);

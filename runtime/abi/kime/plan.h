@@ -106,6 +106,7 @@ typedef enum kime_plan_input {
   KIME_INPUT_OUT_POS,
   KIME_INPUT_OUT_FIRST_ROWS,
   KIME_INPUT_OUT_MARKER_ROWS,
+  KIME_INPUT_TOKTYPE, /* per token: its type (the batch's per-token types, or its sequence's qtype) */
   KIME_INPUT_COUNT
 } kime_plan_input;
 #define KIME_FIRST_STAGED_INPUT KIME_INPUT_TOKSEQ
@@ -158,7 +159,8 @@ static const char* const kime_kernel_class_names[KIME_CLASS_COUNT] = {
     "embed", "norm", "linear", "attention", "head", "select", "gather", "eltwise", "rope", "pool"};
 static const char* const kime_plan_input_names[KIME_INPUT_COUNT] = {
     "ids",         "qtype",      "cu",       "markers", "mcu",     "tokseq",         "tokpos",
-    "marker_rows", "first_rows", "out_rows", "out_seq", "out_pos", "out_first_rows", "out_marker_rows"};
+    "marker_rows", "first_rows", "out_rows", "out_seq", "out_pos", "out_first_rows", "out_marker_rows",
+    "toktype"};
 static const char* const kime_row_symbol_names[KIME_ROWS_COUNT] = {"", "T", "S", "S+1", "M", "R"};
 static const char* const kime_dtype_names[KIME_DTYPE_COUNT] = {"f32", "i32", "u32", "u8", "bf16", "i8"};
 /* Each dtype as Halide's type code (0 int, 1 uint, 2 float, 4 bfloat) and bits. */

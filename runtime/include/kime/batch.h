@@ -43,6 +43,9 @@ struct Batch {
   Span<uint32_t> markers;  // marker positions of every sequence, end to end
   Span<uint32_t> mcu;      // sequence starts in `markers`, with the total at the end
   Span<uint8_t> qtype;     // the question type of each sequence
+  // Optional: a type per token (sentence pairs: 0 for the first text, 1 for the second), read by a
+  // Graph's token_types; empty: each token has its sequence's qtype.
+  Span<uint8_t> ttype = {};
 
   size_t seqs() const { return cu.size == 0 ? 0 : cu.size - 1; }
   size_t tokens() const { return ids.size; }

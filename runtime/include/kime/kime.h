@@ -194,6 +194,12 @@ long kime_model_output_index(const kime_model* model, const char* name);
 KIME_MUST_USE kime_status kime_executor_run_outputs(kime_executor* executor, const kime_batch* batch,
                                                     float* const* outputs, const size_t* caps, size_t count,
                                                     kime_bucket* out_bucket, kime_error* error);
+/* kime_executor_run_outputs with a type per token (`token_types`, batch->ids_len of them: sentence
+ * pairs, 0 for the first text and 1 for the second), which a model's token_types reads instead of
+ * each sequence's qtype; NULL: none. */
+KIME_MUST_USE kime_status kime_executor_run_typed(kime_executor* executor, const kime_batch* batch,
+                                                  const uint8_t* token_types, float* const* outputs, const size_t* caps,
+                                                  size_t count, kime_bucket* out_bucket, kime_error* error);
 /* After a run that succeeded: output `index` of that batch, in memory the executor owns (valid until
  * its next run or its release), and its rows. */
 KIME_MUST_USE kime_status kime_executor_output(const kime_executor* executor, size_t index, const float** out_data,

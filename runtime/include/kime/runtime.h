@@ -196,12 +196,17 @@ class BatchBuf {
  public:
   void clear();
   // Appends a sequence.
-  void push(const uint32_t* ids, size_t n, const uint32_t* markers, size_t m, uint8_t qtype);
+  // Appends a sequence; `types` (may be null): a type per token, n of them (sentence pairs), and
+  // the tokens of the sequences pushed without get their sequence's qtype.
+  void push(const uint32_t* ids, size_t n, const uint32_t* markers, size_t m, uint8_t qtype,
+            const uint8_t* types = nullptr);
+  // Appends a sequence with a marker at every token (a tagger reads every row).
+  void pushEveryToken(const uint32_t* ids, size_t n, uint8_t qtype, const uint8_t* types = nullptr);
   Batch batch() const;
 
  private:
-  std::vector<uint32_t> ids_, cu_, markers_, mcu_;
-  std::vector<uint8_t> qtype_;
+  std::vector<uint32_t> ids_, cu_, markers_, mcu_, every_;
+  std::vector<uint8_t> qtype_, ttype_;
 };
 
 }  // namespace kime

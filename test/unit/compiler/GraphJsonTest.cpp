@@ -150,6 +150,23 @@ TEST(GraphJson, FormatThreeHasNamedOutputsOfAnyWidth) {
   EXPECT_EQ(errorOf(j), "g.json: the graph has no outputs");
 }
 
+// Format 3's token_types: each token's type, [T] u8, an index of gather_rows; not in format 2.
+TEST(GraphJson, TokenTypesAreFormatThreesPerTokenIndex) {
+  json j = smallJson();
+  j["nodes"].push_back({{"op", "token_types"}, {"name", "types"}, {"cu", "cu"}});
+  EXPECT_EQ(errorOf(j), "g.json: node " + std::to_string(j["nodes"].size() - 1) +
+                            " (token_types \"types\"): op \"token_types\" is new in graph format 3, and this file "
+                            "says format 2");
+  j["format"] = 3;
+  j["outputs"] =
+      json::array({{{"name", "logits"}, {"value", "head.marker.logits"}}, {{"name", "act"}, {"value", "head.act"}}});
+  const Graph g = parseGraphJson(j.dump(), "g.json");
+  EXPECT_EQ(checkGraph(g).back(), (shapes::Shape{{shapes::Dim::symbol(shapes::Sym::T)}, shapes::DType::U8}));
+  const std::string text = writeGraphJson(g);  // seed outputs, but a format-3 op: format 3
+  EXPECT_NE(text.find("\"format\": 3"), std::string::npos);
+  EXPECT_EQ(parseGraphJson(text, "again.json"), g);
+}
+
 // Format 3's padding_id: a token id below vocab, written and read back; not in format 2.
 TEST(GraphJson, APaddingIdIsFormatThreesAndATokenId) {
   json j = smallJson();

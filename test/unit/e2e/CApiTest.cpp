@@ -96,6 +96,16 @@ TEST(CApi, OutputsAreDescribedAndRunByName) {
   EXPECT_STREQ(err.message, "kime_executor_run_outputs: an output array is smaller than its rows times its width");
   EXPECT_EQ(kime_executor_run_outputs(exec, &batch, arrays, caps, 1, nullptr, &err), KIME_INVALID_ARGUMENT);
   EXPECT_EQ(kime_executor_run_outputs(exec, &batch, nullptr, nullptr, 0, nullptr, &err), KIME_OK);
+
+  // Token types: checked like every batch field (the small model's Graph reads qtype, not
+  // token_types, so its outputs are the untyped run's).
+  const uint8_t types[] = {0, 1, 1, 0, 3}, past[] = {0, 1, 9, 0, 0};
+  ASSERT_EQ(kime_executor_run_typed(exec, &batch, types, arrays, caps, 2, nullptr, &err), KIME_INVALID_ARGUMENT);
+  caps[1] = 4;
+  ASSERT_EQ(kime_executor_run_typed(exec, &batch, types, arrays, caps, 2, nullptr, &err), KIME_OK) << err.message;
+  EXPECT_EQ(0, std::memcmp(act, act2, sizeof act));
+  EXPECT_EQ(kime_executor_run_typed(exec, &batch, past, arrays, caps, 2, nullptr, &err), KIME_BAD_BATCH);
+  EXPECT_STREQ(err.message, "bad batch: token 2 has type 9 of 4");
   kime_executor_release(exec);
   kime_model_release(model);
 }

@@ -74,6 +74,7 @@ Inferred inferWeight(const Shape& w);
 Inferred inferGatherRows(const Shape& table, const Shape& index);
 Inferred inferExpandSeqs(const Shape& x, const Shape& cu);
 Inferred inferPositions(const Shape& cu);
+Inferred inferTokenTypes(const Shape& cu);
 Inferred inferElementwise(const Shape& a, const Shape& b);
 Inferred inferUnary(const Shape& x);
 Inferred inferRmsNorm(const Shape& x, const Shape& weight, double eps);

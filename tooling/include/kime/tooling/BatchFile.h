@@ -1,4 +1,5 @@
-// Batches as JSON files ({"ids", "cu", "markers", "mcu", "qtype"}, exactly a Batch),
+// Batches as JSON files ({"ids", "cu", "markers", "mcu", "qtype"} and optionally "ttype", a type
+// per token: exactly a Batch),
 // and outputs as JSON text. Shared by the tools and the compiler's --verify; depends on the
 // runtime headers and nlohmann.
 #ifndef KIME_TOOLING_BATCHFILE_H
@@ -18,8 +19,9 @@ namespace kime::tooling {
 struct OwnedBatch {
   std::vector<uint32_t> ids, cu, markers, mcu;
   std::vector<uint8_t> qtype;
+  std::vector<uint8_t> ttype = {};  // optional: a type per token
 
-  Batch view() const { return {ids, cu, markers, mcu, qtype}; }
+  Batch view() const { return {ids, cu, markers, mcu, qtype, ttype}; }
 };
 
 // Reads `path`; a file that is not such an object throws std::runtime_error naming the file and
