@@ -21,15 +21,10 @@ void expectMatchesReference(const tooling::OwnedBatch& b, const Outputs& got) {
   const auto& cm = test::smallModel();
   RefOutputs want;
   ASSERT_FALSE(evaluateReference(cm.graph, cm.weights, b.view(), want));
-  ASSERT_EQ(got[0].size(), want[0].size());
-  ASSERT_EQ((got[1].size() / 2), (want[1].size() / 2));
-  for (size_t i = 0; i < want[0].size(); ++i)
-    EXPECT_TRUE(withinTolerance(got[0][i], want[0][i], kF32Tolerance))
-        << "logit " << i << ": " << got[0][i] << " vs " << want[0][i];
-  for (size_t s = 0; s < (want[1].size() / 2); ++s)
-    for (int c = 0; c < 2; ++c)
-      EXPECT_TRUE(withinTolerance(got[1][2 * s + c], want[1][2 * s + c], kF32Tolerance))
-          << "act " << s << ": " << got[1][2 * s + c] << " vs " << want[1][2 * s + c];
+  const std::vector<OutputDesc>& outputs = cm.model->outputs();
+  EXPECT_TRUE(forEachOutputValue(got, want, [&](double x, double y, size_t o, size_t k) {
+    EXPECT_TRUE(withinTolerance(x, y, kF32Tolerance)) << describeOutputValue(outputs[o], k) << ": " << x << " vs " << y;
+  })) << "the outputs' sizes are not the reference's";
 }
 
 TEST(Executor, EveryServeBucketMatchesTheReferenceOnEdgeCases) {
