@@ -266,7 +266,7 @@ class LlamaCfg:
     gqa: str = "repeat"         # repeat (repeat_interleave) | expand
     rope: str = "slice"         # slice ([:L]) | gather (cos[arange(L)])
     mask: str = "masked_fill"   # masked_fill | where | none | causal
-    mlp: str = "swiglu"         # swiglu | geglu
+    mlp: str = "swiglu"         # swiglu | geglu | chunk_geglu (T5 v1.1 / ModernBERT: one wi, chunk(2), tanh GELU)
     pool: str = "mean"          # mean (masked) | cls | unmasked_mean
     bias: bool = False
     head: str = "linear"        # linear | cumsum
@@ -327,11 +327,18 @@ class LlamaMLP(nn.Module):
     def __init__(self, cfg: LlamaCfg):
         super().__init__()
         self.geglu = cfg.mlp == "geglu"
-        self.gate_proj = nn.Linear(HIDDEN, FFN, bias=False)
-        self.up_proj = nn.Linear(HIDDEN, FFN, bias=False)
+        self.chunk = cfg.mlp == "chunk_geglu"
+        if self.chunk:
+            self.wi = nn.Linear(HIDDEN, 2 * FFN, bias=True)
+        else:
+            self.gate_proj = nn.Linear(HIDDEN, FFN, bias=False)
+            self.up_proj = nn.Linear(HIDDEN, FFN, bias=False)
         self.down_proj = nn.Linear(FFN, HIDDEN, bias=False)
 
     def forward(self, x):
+        if self.chunk:
+            a, g = self.wi(x).chunk(2, dim=-1)
+            return self.down_proj(F.gelu(a, approximate="tanh") * g)
         g = self.gate_proj(x)
         g = F.gelu(g) if self.geglu else F.silu(g)
         return self.down_proj(g * self.up_proj(x))
@@ -622,6 +629,9 @@ MODELS: Dict[str, ModelCase] = {
                                              mask="where", mlp="geglu", pool="cls",
                                              bias=True))), IM, True, None,
         "RMSNorm (1/sqrt), RoPE gathered by arange, GQA expand, GeGLU, where(-inf) mask, CLS"),
+    "llama_chunk_geglu": ModelCase(
+        _builder(113, lambda: Llama(LlamaCfg(mlp="chunk_geglu"))), IM, True, None,
+        "a gated MLP from one linear's chunk(2), tanh GELU on the first half (T5 v1.1, ModernBERT)"),
     "mha_silu_tanh": ModelCase(
         _builder(107, MhaModel), IM, True, None,
         "nn.MultiheadAttention seq-first in pre-norm blocks, x*sigmoid(x), ReLU, tanh pooler"),

@@ -327,6 +327,9 @@ RowExprPtr withoutSlice(const RowExprPtr& e, const RowExpr* slice) {
   if (e->args.empty()) return e;
   auto copy = std::make_shared<RowExpr>(*e);
   for (RowExprPtr& arg : copy->args) arg = withoutSlice(arg, slice);
+  // What it holds besides elementwise functions, again: the slice may have been all of it.
+  copy->slices = copy->op == RowExpr::Op::Slice;
+  for (const RowExprPtr& arg : copy->args) copy->slices = copy->slices || arg->slices;
   return copy;
 }
 
@@ -357,6 +360,28 @@ std::optional<ActVal> peelSlice(Importer& im, const ActVal& a) {
   return out;
 }
 
+// A gated MLP's halves from one linear (T5 v1.1's and ModernBERT's `a, g = wi(x).chunk(2)`, then
+// act(a) * g, or a * act(g)): each side of the product reads its own slice of the linear's row;
+// each becomes a linear of its own (with what it computes of its slice), their product a mul.
+std::optional<ActVal> peelGatedPair(Importer& im, const ActVal& a) {
+  const RowExpr& e = *a.tree;
+  if (e.op != RowExpr::Op::Binary || e.fn != "mul" || e.args.size() != 2) return std::nullopt;
+  const RowExpr *left = soleSlice(*e.args[0]), *right = soleSlice(*e.args[1]);
+  if (!left || !right || left->width != right->width) return std::nullopt;
+  ActVal sides[2] = {a, a};
+  for (int k = 0; k < 2; ++k) {
+    sides[k].tree = e.args[size_t(k)];
+    auto peeled = peelSlice(im, sides[k]);
+    if (!peeled) return std::nullopt;
+    sides[k] = im.materialize(*peeled);
+  }
+  ActVal out = a;
+  out.width = left->width;
+  out.value = im.graph().node(OpKind::Mul, nameFor(im, a), {sides[0].value, sides[1].value});
+  out.tree = nullptr;
+  return out;
+}
+
 }  // namespace
 
 ActVal Importer::materialize(const ActVal& a) {
@@ -373,8 +398,10 @@ ActVal Importer::materialize(const ActVal& a) {
 }
 
 ActVal Importer::materializeOnce(const ActVal& a) {
-  if (traitsOf(*a.tree).slices)
+  if (traitsOf(*a.tree).slices) {
     if (auto peeled = peelSlice(*this, a)) return materialize(*peeled);
+    if (auto gated = peelGatedPair(*this, a)) return *gated;
+  }
   const RowExprTraits t = traitsOf(*a.tree);
   std::optional<ActVal> done;
   if (!t.reduces && !t.slices && !t.positional) return pointwise(*this, a);
