@@ -1,8 +1,9 @@
 // Batches: the batch JSON reader, then the batch check (docs/batch.md) and a run through the C API on a
 // real compiled model (KIME_FUZZ_MODEL names its artifact; scripts/fuzz.sh compiles one) with
 // whatever arrays and counts the input makes: ids past the vocabulary, cu not rising, markers
-// out of their sequence, mcu and qtype lengths that disagree. An input that is not JSON is read
-// as the five arrays directly: its first five bytes are their lengths, the rest their values.
+// out of their sequence, mcu and qtype lengths that disagree, per-token types of any length and
+// value. An input that is not JSON is read as the five arrays directly: its first five bytes are
+// their lengths, the rest their values, and what is left a type per token.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -48,6 +49,7 @@ kime::tooling::OwnedBatch rawBatch(const uint8_t* data, size_t size) {
   take(b.markers, data[2] % 32);
   take(b.mcu, data[3] % 16);
   for (size_t i = 0; i < size_t(data[4] % 16) && at < size; ++i) b.qtype.push_back(data[at++]);
+  while (at < size && b.ttype.size() < b.ids.size()) b.ttype.push_back(data[at++]);
   return b;
 }
 
@@ -71,6 +73,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<float> logits(b.markers.size() + 1), act(2 * b.qtype.size() + 2);
     kime_error err;
     (void)kime_executor_run(e, &batch, logits.data(), logits.size(), act.data(), act.size(), nullptr, &err);
+    if (!b.ttype.empty()) {  // the C API reads ids_len types: the batch's, cut or padded to that
+      std::vector<uint8_t> types = b.ttype;
+      types.resize(b.ids.size(), 1);
+      float* outputs[2] = {logits.data(), act.data()};
+      const size_t caps[2] = {logits.size(), act.size()};
+      (void)kime_executor_run_typed(e, &batch, types.data(), outputs, caps, 2, nullptr, &err);
+    }
   }
   return 0;
 }
