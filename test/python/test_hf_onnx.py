@@ -16,7 +16,8 @@ import kime.compiler
 HF = pathlib.Path(__file__).resolve().parents[3] / "shared" / "hf-onnx"
 # The families kime imports, each with its outputs' shapes (per marker or per sequence, width).
 HEADS = {"token_logits": ("per-marker", 5), "logits": ("per-sequence", 3)}
-IMPORTS = {"bert": HEADS, "distilbert": HEADS, "roberta": HEADS, "minilm-embed": {"embedding": ("per-sequence", 64)}}
+IMPORTS = {"bert": HEADS, "distilbert": HEADS, "roberta": HEADS, "esm-rotary": HEADS,
+           "minilm-embed": {"embedding": ("per-sequence", 64)}}
 BUCKETS = {"stages": {"serve": [{"tokens": 64, "seqs": 1, "markers": 64},
                                 {"tokens": 512, "seqs": 8, "markers": 512}]}}
 

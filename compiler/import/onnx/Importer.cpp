@@ -110,6 +110,11 @@ double Importer::attrFloat(const std::string& name, double fallback) const {
   return a ? double(a->f()) : fallback;
 }
 
+std::string Importer::attrString(const std::string& name) const {
+  const auto* a = attr(name);
+  return a ? a->s() : std::string();
+}
+
 std::vector<int64_t> Importer::attrInts(const std::string& name) const {
   const auto* a = attr(name);
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};

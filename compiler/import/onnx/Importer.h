@@ -50,6 +50,7 @@ class Importer {
   bool hasAttr(const std::string& name) const;
   int64_t attrInt(const std::string& name, int64_t fallback) const;
   double attrFloat(const std::string& name, double fallback) const;
+  std::string attrString(const std::string& name) const;  // "" where the node has none
   std::vector<int64_t> attrInts(const std::string& name) const;
   const onnx::AttributeProto* attr(const std::string& name) const;
 

@@ -315,6 +315,13 @@ void binary(Importer& im, const std::string& fn) {
 void unary(Importer& im, const std::string& fn) {
   const Value& v = im.in(0);
   if (auto c = std::get_if<ConstVal>(&v)) return im.out(0, ConstVal{constUnary(fn, c->t)});
+  if (auto p = std::get_if<PosTableVal>(&v); p && fn != "not") {  // a table computed by position
+    PosTableVal out = *p;
+    out.table = constUnary(fn, p->table);
+    out.name = p->name + "." + fn;
+    return im.out(0, out);
+  }
+  if (fn == "cos" || fn == "sin") im.refuse(fn + " of " + describeValue(v) + ": kime's are of tables by position");
   if (auto m = std::get_if<MaskVal>(&v)) {
     MaskVal out = *m;
     out.real = constUnary(fn, Tensor::scalar(m->real)).at(0), out.pad = constUnary(fn, Tensor::scalar(m->pad)).at(0);
@@ -422,6 +429,25 @@ void clip(Importer& im) {
   im.out(0, im.settle(out));
 }
 
+// "i,j->ij" of positions as numbers and a constant vector (ESM's angles: positions times inv_freq):
+// a table by position of their outer product.
+void einsum(Importer& im) {
+  std::string eq = im.attrString("equation");
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  const PosTableVal* p = std::get_if<PosTableVal>(&im.in(0));
+  const ConstVal* c = im.node().input_size() == 2 ? std::get_if<ConstVal>(&im.in(1)) : nullptr;
+  if (eq != "i,j->ij" || !p || !c || p->table.shape.size() != 1 || c->t.shape.size() != 1 || !c->t.isFloat())
+    im.refuse("an Einsum \"" + eq + "\" other than the outer product of the positions and a vector (\"i,j->ij\")");
+  const int64_t rows = p->table.shape[0], width = c->t.shape[0];
+  std::vector<float> outer(size_t(rows * width));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < width; ++k)
+      outer[size_t(r * width + k)] = float(p->table.at(size_t(r)) * c->t.at(size_t(k)));
+  PosTableVal out{Tensor::floats(outer, {rows, width}), p->layout, p->name + ".outer"};
+  out.layout.dims.push_back(Dim{{Atom::Kind::Feat, width}});
+  im.out(0, out);
+}
+
 template <const char* Fn>
 void binaryOp(Importer& im) {
   binary(im, Fn);
@@ -435,7 +461,8 @@ constexpr char kAdd[] = "add", kSub[] = "sub", kMul[] = "mul", kDiv[] = "div", k
                kMin[] = "min", kEqual[] = "equal", kLess[] = "less", kGreater[] = "greater", kAnd[] = "and",
                kOr[] = "or";
 constexpr char kSqrt[] = "sqrt", kReciprocal[] = "reciprocal", kNeg[] = "neg", kErf[] = "erf", kTanh[] = "tanh",
-               kSigmoid[] = "sigmoid", kRelu[] = "relu", kExp[] = "exp", kAbs[] = "abs", kNot[] = "not";
+               kSigmoid[] = "sigmoid", kRelu[] = "relu", kExp[] = "exp", kAbs[] = "abs", kNot[] = "not", kCos[] = "cos",
+               kSin[] = "sin";
 
 }  // namespace
 
@@ -462,6 +489,9 @@ void addMathOps(OpTable& t) {
   t["Exp"] = unaryOp<kExp>;
   t["Abs"] = unaryOp<kAbs>;
   t["Not"] = unaryOp<kNot>;
+  t["Cos"] = unaryOp<kCos>;
+  t["Sin"] = unaryOp<kSin>;
+  t["Einsum"] = einsum;
   t["Where"] = where;
   t["Clip"] = clip;
 }

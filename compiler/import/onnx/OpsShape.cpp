@@ -42,6 +42,14 @@ double castNumber(double v, Tensor::Kind to) {
   return v;
 }
 
+// The positions as numbers (ESM computes its rotary tables from them): a table by position of
+// kPositionRows rows, row p holding p (plus the positions' offset).
+PosTableVal positionsTable(const IndexVal& i) {
+  std::vector<float> rows(static_cast<size_t>(kPositionRows));
+  for (size_t p = 0; p < rows.size(); ++p) rows[p] = float(int64_t(p) + i.offset);
+  return PosTableVal{Tensor::floats(rows, {kPositionRows}), i.layout, "positions"};
+}
+
 void cast(Importer& im) {
   const int32_t type = int32_t(im.attrInt("to", 1));
   const auto to = kindOfOnnxType(type);
@@ -61,6 +69,8 @@ void cast(Importer& im) {
   if (floats && narrow) im.refuse("rounds " + describeValue(v) + " to 16-bit floats (kime computes in f32)");
   if (floats && *to == Tensor::Kind::Float) return im.out(0, v);
   if (std::holds_alternative<IndexVal>(v) && *to == Tensor::Kind::Int) return im.out(0, v);
+  if (auto i = std::get_if<IndexVal>(&v); i && i->which == IndexVal::Which::Positions && *to == Tensor::Kind::Float)
+    return im.out(0, positionsTable(*i));
   if (std::holds_alternative<SeqLenVal>(v)) return im.out(0, v);
   im.refuse("casts " + describeValue(v) + " to another element type");
 }
@@ -266,6 +276,28 @@ void expand(Importer& im) {
   im.out(0, relayout(im, v, l));
 }
 
+// Tables by position side by side along their last (feature) axis: ESM's cat(freqs, freqs).
+PosTableVal concatTables(Importer& im, const std::vector<const Value*>& parts, int64_t axis) {
+  const PosTableVal& first = std::get<PosTableVal>(*parts[0]);
+  const size_t rank = first.layout.rank();
+  if (axisIn(im, axis, rank) != int64_t(rank) - 1 || rank < 2 || first.table.shape.size() != 2)
+    im.refuse("concatenates tables by position along another axis than their features");
+  std::vector<const Tensor*> tables;
+  int64_t width = 0;
+  for (const Value* p : parts) {
+    const PosTableVal& t = std::get<PosTableVal>(*p);
+    if (t.table.shape.size() != 2 || t.table.shape[0] != first.table.shape[0] || t.layout.rank() != rank)
+      im.refuse("concatenates tables by position of other shapes");
+    tables.push_back(&t.table);
+    width += t.table.shape[1];
+  }
+  PosTableVal out = first;
+  out.table = constConcat(tables, 1);
+  out.layout.dims.back() = Dim{{Atom::Kind::Feat, width}};
+  out.name = first.name + ".cat";
+  return out;
+}
+
 void concat(Importer& im) {
   const int64_t axis = im.attrInt("axis", 0);
   std::vector<const Value*> parts;
@@ -275,6 +307,8 @@ void concat(Importer& im) {
     for (const Value* p : parts) ts.push_back(&std::get<ConstVal>(*p).t);
     return im.out(0, ConstVal{constConcat(ts, axisIn(im, axis, ts[0]->shape.size()))});
   }
+  if (std::all_of(parts.begin(), parts.end(), [](const Value* p) { return std::holds_alternative<PosTableVal>(*p); }))
+    return im.out(0, concatTables(im, parts, axis));
   const bool sizes = std::all_of(parts.begin(), parts.end(), [](const Value* p) {
     return std::holds_alternative<SymVal>(*p) ||
            (std::holds_alternative<ConstVal>(*p) && !std::get<ConstVal>(*p).t.isFloat());

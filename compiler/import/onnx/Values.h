@@ -50,6 +50,10 @@ struct MaskVal {
 
 // A constant table read by position: rows [0, L) of it (a Slice by L, or a Gather by positions),
 // the positions on the layout's L atom and the table's other axes its features.
+// The rows of a table by position the importer computes from the positions themselves (ESM's
+// rotary tables): enough to read a rotary table's frequencies off it.
+constexpr int64_t kPositionRows = 512;
+
 struct PosTableVal {
   Tensor table;  // [rows, ...]: axis 0 is the position
   Layout layout;
